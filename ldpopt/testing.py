@@ -310,9 +310,9 @@ def _check_problem(info, est, f) -> None:
 def _check_analytic(info, est, f) -> None:
     from .uncertainty.analytic import analytic, supports_analytic
 
-    if not supports_analytic(est, info.name):
-        _fail(info, "analytic", est, "declared analytic intervals, but uncertainty.analytic has none for it")
-    r = analytic(est, info.name, 0.9)
+    if not supports_analytic(est, info):
+        _fail(info, "analytic", est, "declared a linear form, but uncertainty.analytic has none for it")
+    r = analytic(est, info, 0.9)
     if not (np.all(np.isfinite(r.se)) and np.allclose(r.values, f, rtol=0, atol=1e-12)
             and np.all(r.lo <= r.values + 1e-12) and np.all(r.values <= r.hi + 1e-12)):
         _fail(info, "analytic", est, "the analytic interval is not finite around the method's output")

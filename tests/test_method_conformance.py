@@ -70,7 +70,7 @@ def test_a_wrong_batched_form_is_caught():
 
 def test_a_false_table_1_claim_is_caught():
     with pytest.raises(CheckFailed, match="non_negative"):
-        check_method(_planted("norm", non_negative="yes", analytic=False), ESTIMATES)
+        check_method(_planted("norm", non_negative="yes", linear=None), ESTIMATES)
     with pytest.raises(CheckFailed, match="sums_to_one"):
         check_method(_planted("base-pos", sums_to_one="yes", batched=None), ESTIMATES)
 
@@ -93,3 +93,11 @@ def test_a_nondeterministic_or_misshapen_plain_function_is_caught():
         check_method(lambda est: est.f_tilde + gen.random(est.d) * 1e-3, ESTIMATES)
     with pytest.raises(ValueError, match=r"returned shape \(5,\)"):
         check_method(lambda est: np.zeros(5), ESTIMATES)
+
+
+def test_a_wrong_linear_form_is_caught():
+    # Base's output declared with Norm's form: the analytic interval is not around the output
+    from ldpopt.methods.linear import Centring
+
+    with pytest.raises(CheckFailed, match="analytic"):
+        check_method(_planted("base", linear=Centring(1.0), batched=None), ESTIMATES)

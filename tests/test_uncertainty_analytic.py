@@ -111,7 +111,7 @@ def test_analytic_is_the_score_interval():
     r = analytic(est, "norm", 0.9)
     np.testing.assert_allclose(r.values, est.f_tilde + (1 - est.f_tilde.sum()) / 10)
     assert r.confidence_interval.low is r.lo and r.standard_error is r.se
-    with pytest.raises(ValueError, match="method must be one of"):
+    with pytest.raises(ValueError, match="method must declare a linear form"):
         analytic(est, "norm-sub")
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..estimate import Estimate
 from ..estimate import check_estimate as _check_estimate
+from .linear import Centring
 from .registry import register
 
 __all__ = ["base", "base_cut", "base_pos", "cut_threshold"]
@@ -59,7 +60,7 @@ def _cut_rows(estimate: Estimate, F: np.ndarray, alpha: float = 2.0) -> np.ndarr
     complexity="O(d)",
     reference="Wang et al. arXiv §3.1 (Base), Table 1; NDSS 2020 §IV",
     notes="Sums to one exactly for GRR (counts sum to n), only in expectation for other oracles.",
-    label="Base", family="closed-form", batched=lambda estimate, F: F, analytic=True,
+    label="Base", family="closed-form", batched=lambda estimate, F: F, linear=Centring(0.0),
 )
 def base(estimate: Estimate) -> np.ndarray:
     """Base (arXiv §3.1): return f̃ unchanged (a float64 copy, so callers may write to it)."""

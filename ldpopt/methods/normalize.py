@@ -14,6 +14,7 @@ import numpy as np
 from .._validation import check_float_array
 from ..estimate import Estimate
 from .baseline import _check_estimate, cut_threshold
+from .linear import Centring
 from .registry import ProblemStatement, register
 from .threshold import top_support
 
@@ -165,7 +166,7 @@ def _project_rows(F: np.ndarray) -> np.ndarray:
     reference="Wang et al. arXiv §3.2 (Norm), Table 1; NDSS 2020 §IV-B, Lemma 3 (unbiased)",
     notes="Order: strict in exact arithmetic; in floating point two estimates closer than the "
           "rounding unit of f̃ + δ can become equal.",
-    label="Norm", family="closed-form", analytic=True,
+    label="Norm", family="closed-form", linear=Centring(1.0),
     batched=lambda estimate, F: F + ((1.0 - F.sum(axis=1)) / F.shape[1])[:, None],
 )
 def norm(estimate: Estimate) -> np.ndarray:

@@ -116,8 +116,9 @@ class MethodInfo:
         Optional capabilities (module notes).
     problem : ProblemStatement or None
         The convex problem the method claims to solve.
-    analytic : bool, default False
-        Exact analytic intervals exist.
+    linear : Centring or None, default None
+        The method's linear form (:class:`ldpopt.methods.linear.Centring`): a linear method declares
+        it, and the exact analytic intervals follow from it (:attr:`analytic`).
     variant_of : str or None
         Name of the method whose answer this one computes another way.
     derived_from : tuple or None
@@ -157,7 +158,7 @@ class MethodInfo:
     batched: Callable[..., np.ndarray] | None = field(default=None, repr=False)
     prepare_batch: Callable[[list, dict], None] | None = field(default=None, repr=False)
     problem: ProblemStatement | None = field(default=None, repr=False)
-    analytic: bool = False
+    linear: Any = field(default=None, repr=False)
     variant_of: str | None = None
     pivot_scale: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
     derived_from: tuple | None = field(default=None, repr=False)
@@ -168,6 +169,18 @@ class MethodInfo:
     def __post_init__(self):
         if not self.label:
             object.__setattr__(self, "label", self.name)
+
+    @property
+    def analytic(self) -> bool:
+        """Whether exact analytic intervals exist: the method declared its linear form.
+
+        Examples
+        --------
+        >>> from ldpopt import methods
+        >>> methods.get("norm").analytic, methods.get("norm-sub").analytic
+        (True, False)
+        """
+        return self.linear is not None
 
     def why_not(self, estimate: Estimate, **params) -> str | None:
         """``None`` when the method (with ``params``) applies to ``estimate``, else the method's
@@ -222,7 +235,7 @@ def _check_record(name, family, non_negative, sums_to_one, order_preserving) -> 
 def register(name: str, *, description: str, non_negative: str, sums_to_one: str,
              order_preserving: str, complexity: str, reference: str, notes: str = "", label: str = "",
              family: str | None = None, applies=None, batched=None, prepare_batch=None,
-             problem: ProblemStatement | None = None, analytic: bool = False, variant_of: str | None = None,
+             problem: ProblemStatement | None = None, linear=None, variant_of: str | None = None,
              pivot_scale=None, derived_from: tuple | None = None, needs_order: bool = False,
              param_examples: Mapping[str, Any] | None = None):
     """Decorator adding a method to the registry under ``name`` (lower-case, e.g. ``"norm-sub"``),
@@ -246,8 +259,8 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
         Optional capabilities (module notes).
     problem : ProblemStatement or None, default None
         The convex problem the method claims to solve.
-    analytic : bool, default False
-        Exact analytic intervals exist.
+    linear : Centring or None, default None
+        The method's linear form, from which its exact analytic intervals follow (:class:`MethodInfo`).
     variant_of : str or None, default None
         The registered method whose answer this one computes another way.
     derived_from : tuple or None, default None
@@ -294,7 +307,7 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
             raise ValueError(f"method {name!r} is registered twice")
         _METHODS[name.lower()] = MethodInfo(name.lower(), func, description, non_negative, sums_to_one,
                                             order_preserving, complexity, reference, notes, label, family,
-                                            applies, batched, prepare_batch, problem, analytic, variant_of,
+                                            applies, batched, prepare_batch, problem, linear, variant_of,
                                             pivot_scale, derived_from, needs_order=bool(needs_order),
                                             param_examples=dict(param_examples or {}))
         return func

@@ -1,13 +1,14 @@
-"""Exact covariance of the raw estimate f̃ and the analytic intervals of Base and Norm.
+"""Exact covariance of the raw estimate f̃ and the analytic intervals of the linear methods (Base and
+Norm: each declares its form, ``MethodInfo.linear``, which gives its variance).
 
 Notes: docs/notes/uncertainty.md, "ldpopt.uncertainty.analytic"."""
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.stats import norm as _normal
 
+from .. import methods as _methods
 from ..estimate import Estimate
 from ..noise import CountCovariance
 from .result import Uncertainty
@@ -15,7 +16,16 @@ from .result import Uncertainty
 __all__ = ["ANALYTIC_METHODS", "analytic", "covariance", "line_of", "pair_parameters", "query_variance",
            "query_variance_of", "score_interval", "supports_analytic", "variance_line"]
 
-ANALYTIC_METHODS = ("base", "norm")
+
+def _form(method):
+    """The linear form a method declares (``MethodInfo.linear``), or None."""
+    return _methods.get(method).linear if isinstance(method, str) and method.lower() in _methods.names() \
+        else getattr(method, "linear", None)
+
+
+#: The registered methods with exact analytic intervals: those declaring a linear form (derived from
+#: the registry when the module loads; a method registered later is asked directly)
+ANALYTIC_METHODS = tuple(name for name in _methods.names() if _methods.get(name).linear is not None)
 
 
 def pair_parameters(estimate: Estimate) -> tuple[float, float] | None:
@@ -24,67 +34,35 @@ def pair_parameters(estimate: Estimate) -> tuple[float, float] | None:
     return estimate.noise.count_covariance(estimate.n, estimate.d).pair
 
 
-def supports_analytic(estimate: Estimate, method: str, queries=None) -> bool:
-    """Whether :func:`analytic` can answer (method Base or Norm; per-value Base for any source)."""
-    if method not in ANALYTIC_METHODS:
+def supports_analytic(estimate: Estimate, method, queries=None) -> bool:
+    """Whether :func:`analytic` can answer: the method declares a linear form, and the source states
+    the pair terms its answers need (none for the identity's single values)."""
+    form = _form(method)
+    if form is None:
         return False
-    if method == "base" and queries is None:
-        return True
-    return pair_parameters(estimate) is not None
+    return form.exact_without_pair(queries is None) or pair_parameters(estimate) is not None
 
 
-def _query_sums(U, d: int) -> tuple[np.ndarray, np.ndarray]:
-    # ‖u‖² and Σu of every query row (None: the single values)
-    if U is None:
-        return np.ones(d), np.ones(d)
-    U = sp.csr_matrix(U, dtype=np.float64)
-    return np.asarray(U.multiply(U).sum(axis=1)).ravel(), np.asarray(U.sum(axis=1)).ravel()
-
-
-def _independent(cov: CountCovariance, method: str, U, d: int) -> np.ndarray:
-    # the variance of noise added independently to every cell (e): Base's query u has e‖u‖², Norm's
-    # e(‖u‖² − (Σu)²/d) (Cov of Norm = e(I − 11ᵀ/d)); 0 where the source adds none
-    if cov.e == 0.0:
-        return np.zeros(d if U is None else U.shape[0])
-    sq, tot = _query_sums(U, d)
-    return cov.e * sq if method == "base" else cov.e * (sq - tot**2 / d)
-
-
-def query_variance(estimate: Estimate, method: str, f, U=None) -> np.ndarray:
-    """Exact Var of Base's or Norm's answers to the query rows of ``U`` (m × d, 0-1, sparse or dense;
-    None = every single value) when the true frequencies are ``f``."""
+def query_variance(estimate: Estimate, method, f, U=None) -> np.ndarray:
+    """Exact Var of a linear method's answers to the query rows of ``U`` (m × d, 0-1, sparse or dense;
+    None = every single value) when the true frequencies are ``f``: the method's form asked
+    (:meth:`ldpopt.methods.linear.Centring.query_variance`)."""
     return query_variance_of(estimate.noise.count_covariance(estimate.n, estimate.d), estimate.d, method, f, U,
                              estimate.oracle)
 
 
-def query_variance_of(cov: CountCovariance, d: int, method: str, f, U=None, name: str = "") -> np.ndarray:
+def query_variance_of(cov: CountCovariance, d: int, method, f, U=None, name: str = "") -> np.ndarray:
     """:func:`query_variance` of a source's covariance (``NoiseSource.count_covariance(n, d)``) on d values,
     with no estimate (``f`` None: a source whose variance does not depend on the truth)."""
-    if f is None:   # the truth enters only through B and b: a source with neither needs none
-        f = np.zeros(d)
-    f = np.asarray(f, dtype=np.float64)
-    s = cov.A + f * cov.B
-    kap = cov.kappa
-    ind = _independent(cov, method, U, d)
-    if cov.pair is None:
-        if method == "base" and U is None:
-            return kap * s + ind
-        raise ValueError(f"oracle {name!r}: the count covariance is not analytic here; use the bootstrap")
-    a, b = cov.pair
-    g = s - a - 2 * b * f
-    if U is None:
-        if method == "base":
-            return kap * s + ind
-        return kap * (g * (1 - 2.0 / d) + g.sum() / d**2) + ind
-    U = sp.csr_matrix(U, dtype=np.float64)
-    usq_g = np.asarray(U.multiply(U) @ g).ravel()
-    u1 = np.asarray(U @ np.ones(d)).ravel()
-    if method == "base":
-        uf = np.asarray(U @ f).ravel()
-        return kap * (usq_g + a * u1**2 + 2 * b * u1 * uf) + ind
-    m = u1 / d
-    ug = np.asarray(U @ g).ravel()
-    return kap * (usq_g - 2 * m * ug + m**2 * g.sum()) + ind
+    return _linear(method).query_variance(cov, d, f, U, name)
+
+
+def _linear(method):
+    form = _form(method)
+    if form is None:
+        raise ValueError(f"method must declare a linear form for the analytic intervals (one of "
+                         f"{ANALYTIC_METHODS}), got {method!r}")
+    return form
 
 
 def covariance(estimate: Estimate, f=None) -> np.ndarray:
@@ -136,22 +114,10 @@ def variance_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, 
     return line_of(estimate.noise.count_covariance(estimate.n, estimate.d), estimate.d, method, U, estimate.oracle)
 
 
-def line_of(cov: CountCovariance, d: int, method: str, U=None, name: str = "") -> tuple[np.ndarray, np.ndarray]:
+def line_of(cov: CountCovariance, d: int, method, U=None, name: str = "") -> tuple[np.ndarray, np.ndarray]:
     """:func:`variance_line` of a source's covariance (``NoiseSource.count_covariance(n, d)``) on d values,
     with no estimate: what ``plan`` asks before any data exist."""
-    kap, A, B = cov.kappa, cov.A, cov.B
-    k = np.ones(d) if U is None else np.asarray(sp.csr_matrix(U, dtype=np.float64).sum(axis=1)).ravel()
-    ind = _independent(cov, method, U, d)
-    if cov.pair is None:
-        if method == "base" and U is None:
-            return np.full(d, kap * A) + ind, np.full(d, kap * B)
-        raise ValueError(f"oracle {name!r}: the count covariance is not analytic here; use the bootstrap")
-    a, b = cov.pair
-    A0, B0 = A - a, B - 2 * b
-    if method == "base":
-        return kap * (k * A0 + a * k**2) + ind, kap * (B0 + 2 * b * k)
-    m = k / d
-    return kap * ((1 - 2 * m) * k * A0 + m**2 * (d * A0 + B0)) + ind, kap * (1 - 2 * m) * B0
+    return _linear(method).line(cov, d, U, name)
 
 
 def score_interval(point, alpha, beta, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -169,8 +135,8 @@ def analytic(estimate: Estimate, method: str, level: float = 0.95, queries=None,
     Parameters
     ----------
     estimate : Estimate
-    method : {"base", "norm"}
-        The linear, unbiased methods.
+    method : str
+        A method declaring its linear form (:data:`ANALYTIC_METHODS`: "base", "norm").
     level : float, default 0.95
         Nominal coverage in (0, 1).
     queries : optional
@@ -186,7 +152,7 @@ def analytic(estimate: Estimate, method: str, level: float = 0.95, queries=None,
     Raises
     ------
     ValueError
-        If ``method`` is not Base or Norm, ``level`` is not strictly between 0 and 1, or the queries
+        If ``method`` declares no linear form, ``level`` is not strictly between 0 and 1, or the queries
         are malformed.
 
     Examples
@@ -198,12 +164,11 @@ def analytic(estimate: Estimate, method: str, level: float = 0.95, queries=None,
     >>> r.values.round(3), r.se.round(4)
     (array([0.429, 0.244, 0.138, 0.081, 0.058, 0.049]), array([0.0184, 0.0181, 0.0179, 0.0178, 0.0177, 0.0177]))
     """
-    if method not in ANALYTIC_METHODS:
-        raise ValueError(f"method must be one of {ANALYTIC_METHODS} for the analytic intervals, got {method!r}")
+    form = _linear(method)
     if not 0.0 < float(level) < 1.0:  # a level outside (0, 1) would give NaN bounds, never an error
         raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
     f_tilde = np.asarray(estimate.f_tilde, dtype=np.float64)
-    point = f_tilde if method == "base" else f_tilde + (1.0 - f_tilde.sum()) / estimate.d
+    point = form.apply(f_tilde)
     U = None
     if queries is not None:
         from ..queries import query_matrix
@@ -214,8 +179,9 @@ def analytic(estimate: Estimate, method: str, level: float = 0.95, queries=None,
     se = np.sqrt(alpha + beta * np.clip(point, 0.0, 1.0))
     lo, hi = score_interval(point, alpha, beta, level)
     source = estimate.noise.count_covariance(estimate.n, estimate.d).how
+    name = getattr(method, "name", method)
     how = (f"analytic: exact variance of the {estimate.oracle} counts ({source}), affine in the "
-           f"true answer; {method} is linear and unbiased; score interval (the answers a normal test at their "
+           f"true answer; {name} is linear and unbiased; score interval (the answers a normal test at their "
            f"own variance does not reject at level {level:g}), no plug-in truth")
     return Uncertainty(values=point, se=se, bias=np.zeros_like(point), lo=lo, hi=hi, level=float(level),
-                       method=method, interval="normal", how=how, labels=labels)
+                       method=name, interval="normal", how=how, labels=labels)
