@@ -432,3 +432,29 @@ def test_spark_cell_table_same_numbers(spark):
         np.testing.assert_array_equal(out[col].to_numpy(), tab[col].to_numpy())
     with pytest.raises(ValueError, match="engine must be one of"):
         to_engine(tab, "arrow")
+
+
+@pytest.mark.parametrize("kwargs", [dict(kind="int64", bits=3), dict(kind="bytes", size=2, bits=3),
+                                    dict(kind="bytes", size=1, bits=-1)])
+def test_a_bits_column_must_hold_its_bits(kwargs):
+    from ldpopt.oracles.base import ReportColumn
+
+    with pytest.raises(ValueError, match="bits"):
+        ReportColumn("bits", **kwargs)
+
+
+@pytest.mark.parametrize("bits", [1, 7, 8, 9, 33])
+def test_tuple_reports_round_trip_through_their_derived_columns(bits):
+    # an oracle declaring (index, packed bits) columns gets both conversions from the base class
+    import types
+
+    from ldpopt.oracles.base import FrequencyOracle, ReportColumn
+
+    cols_of = (ReportColumn("j", "int64"), ReportColumn("bits", "bytes", (bits + 7) // 8, bits=bits))
+    tupled = types.SimpleNamespace(name="tupled", report_columns=lambda: cols_of)
+    gen = np.random.default_rng(bits)
+    reports = (gen.integers(0, 5, 40), gen.random((40, bits)) < 0.5)
+    cols = FrequencyOracle.reports_to_columns(tupled, reports)
+    assert cols[0].dtype == np.int64 and cols[1].dtype == np.uint8 and cols[1].shape == (40, (bits + 7) // 8)
+    j, b = FrequencyOracle.reports_from_columns(tupled, cols)
+    assert np.array_equal(j, reports[0]) and np.array_equal(b, reports[1]) and b.dtype == bool

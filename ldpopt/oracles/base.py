@@ -36,17 +36,35 @@ class ReportColumn:
     """One column of an oracle's Parquet report shard (:mod:`ldpopt.aggregate.shards`).
 
     ``kind``: ``"int64"`` (one integer per report), ``"bytes"`` (``size`` bytes per report, a uint8
-    (m, size) array) or ``"int64_list"`` (``size`` integers per report, an int64 (m, size) array)."""
+    (m, size) array) or ``"int64_list"`` (``size`` integers per report, an int64 (m, size) array).
+    ``bits`` > 0 on a ``"bytes"`` column: the report holds ``bits`` booleans per row, which the shard
+    packs (``np.packbits``) into its ⌈bits/8⌉ bytes."""
 
     name: str
     kind: str
     size: int = 0
+    bits: int = 0
 
     def __post_init__(self):
         if self.kind not in ("int64", "bytes", "int64_list"):
             raise ValueError(f"kind must be 'int64', 'bytes' or 'int64_list', got {self.kind!r}")
         if self.kind != "int64" and (not isinstance(self.size, int) or self.size < 1):
             raise ValueError(f"size must be an integer >= 1 for a {self.kind!r} column, got {self.size!r}")
+        if self.bits and (self.kind != "bytes" or not isinstance(self.bits, int) or self.size != (self.bits + 7) // 8):
+            raise ValueError(f"bits must be an integer with size = ceil(bits/8) on a 'bytes' column, got "
+                             f"bits={self.bits!r}, size={self.size!r}, kind={self.kind!r}")
+
+
+def _column_of(column: ReportColumn, part) -> np.ndarray:
+    """One report part as its shard column's array (a ``bits`` column packed)."""
+    if column.bits:
+        return np.packbits(np.asarray(part, dtype=bool), axis=1)
+    return np.asarray(part, dtype=np.uint8 if column.kind == "bytes" else np.int64)
+
+
+def _part_of(column: ReportColumn, array) -> np.ndarray:
+    """The inverse of :func:`_column_of`."""
+    return np.unpackbits(array, axis=1, count=column.bits).view(bool) if column.bits else array
 
 
 def support_blocks(p: float, q: float, d: int) -> np.ndarray:
@@ -439,7 +457,7 @@ class FrequencyOracle(NoiseSource):
         --------
         >>> from ldpopt import oracles
         >>> oracles.get("oue", 1.0, 4).report_columns()
-        (ReportColumn(name='bits', kind='bytes', size=1),)
+        (ReportColumn(name='bits', kind='bytes', size=1, bits=0),)
         """
         raise ValueError(f"oracle {self.name!r} has no Parquet report schema")
 
@@ -447,8 +465,8 @@ class FrequencyOracle(NoiseSource):
         """``perturb``'s reports as one array per :meth:`report_columns` entry (int64 (m,), uint8
         (m, size) or int64 (m, size)), derived from the columns: one column is the reports themselves
         (int64, or uint8 for ``bytes``); several ``int64`` columns are the columns of an (m, k) integer
-        matrix. An oracle whose reports are laid out otherwise (a tuple, bits to pack) overrides this
-        and :meth:`reports_from_columns`.
+        matrix; a tuple of reports has one part per column (a ``bits`` column's booleans packed). An
+        oracle whose reports are laid out otherwise overrides this and :meth:`reports_from_columns`.
 
         Parameters
         ----------
@@ -473,8 +491,10 @@ class FrequencyOracle(NoiseSource):
         (1, dtype('int64'))
         """
         cols = self.report_columns()
+        if isinstance(reports, tuple) and len(reports) == len(cols):
+            return [_column_of(c, part) for c, part in zip(cols, reports, strict=True)]
         if len(cols) == 1:
-            return [np.asarray(reports, dtype=np.uint8 if cols[0].kind == "bytes" else np.int64)]
+            return [_column_of(cols[0], reports)]
         if all(c.kind == "int64" for c in cols):
             r = np.asarray(reports, dtype=np.int64)
             return [r[:, i] for i in range(len(cols))]
@@ -512,9 +532,11 @@ class FrequencyOracle(NoiseSource):
         """
         cols = self.report_columns()
         if len(cols) == 1:
-            return columns[0]
+            return _part_of(cols[0], columns[0])
         if all(c.kind == "int64" for c in cols):
             return np.stack(columns, axis=1)
+        if any(c.bits for c in cols):  # a tuple report, one part per column
+            return tuple(_part_of(c, col) for c, col in zip(cols, columns, strict=True))
         raise ValueError(f"oracle {self.name!r}: reports of columns {[c.kind for c in cols]} need their own "
                          f"reports_from_columns")
 

@@ -295,54 +295,7 @@ class CMS(SketchOracle):
         >>> [column.name for column in sketch.report_columns()]
         ['j', 'bits']
         """
-        return (ReportColumn("j", "int64"), ReportColumn("bits", "bytes", (self.m + 7) // 8))
-
-    def reports_to_columns(self, reports) -> list[np.ndarray]:
-        """The reports as shard columns: j (int64) and the bits packed with ``np.packbits``.
-
-        See ``FrequencyOracle.reports_to_columns``.
-
-        Parameters
-        ----------
-        reports : tuple of ndarray
-            (j, bits) as :meth:`perturb` returns them.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from ldpopt.oracles.cms import CMS
-        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
-        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
-        >>> [column.shape for column in sketch.reports_to_columns(reports)]
-        [(100,), (100, 2)]
-        """
-        index, bits = reports
-        return [np.asarray(index, dtype=np.int64), np.packbits(np.asarray(bits, dtype=bool), axis=1)]
-
-    def reports_from_columns(self, columns) -> tuple[np.ndarray, np.ndarray]:
-        """The reports back from shard columns (the inverse of :meth:`reports_to_columns`).
-
-        Parameters
-        ----------
-        columns : list of ndarray
-            j and the packed bits.
-
-        Returns
-        -------
-        tuple of ndarray
-            (j, bits).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from ldpopt.oracles.cms import CMS
-        >>> sketch = CMS(2.0, 8, k=4, m=16, hash_seed=0)
-        >>> reports = sketch.perturb(np.repeat(np.arange(8), [40, 30, 10, 10, 5, 3, 2, 0]), rng=0)
-        >>> j, bits = sketch.reports_from_columns(sketch.reports_to_columns(reports))
-        >>> bool((j == reports[0]).all() and (bits == reports[1]).all())
-        True
-        """
-        return columns[0], np.unpackbits(columns[1], axis=1, count=self.m).view(bool)
+        return (ReportColumn("j", "int64"), ReportColumn("bits", "bytes", (self.m + 7) // 8, bits=self.m))
 
     @property
     def _keep(self) -> float:

@@ -151,7 +151,7 @@ class GRR(FrequencyOracle):
         >>> from ldpopt import oracles
         >>> grr = oracles.GRR(1.0, 4)
         >>> grr.report_columns()
-        (ReportColumn(name='value', kind='int64', size=0),)
+        (ReportColumn(name='value', kind='int64', size=0, bits=0),)
         """
         return (ReportColumn("value", "int64"),)
 

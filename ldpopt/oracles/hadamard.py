@@ -166,7 +166,7 @@ class HR(FrequencyOracle):
         >>> from ldpopt import oracles
         >>> hr = oracles.HR(1.0, 6)
         >>> hr.report_columns()
-        (ReportColumn(name='y', kind='int64', size=0),)
+        (ReportColumn(name='y', kind='int64', size=0, bits=0),)
         """
         return (ReportColumn("y", "int64"),)
 

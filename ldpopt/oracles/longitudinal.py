@@ -1162,7 +1162,7 @@ class DBitFlipPM(FrequencyOracle):
         --------
         >>> from ldpopt.oracles import DBitFlipPM
         >>> DBitFlipPM(2.0, 4).report_columns()
-        (ReportColumn(name='report', kind='bytes', size=4),)
+        (ReportColumn(name='report', kind='bytes', size=4, bits=0),)
         """
         return (ReportColumn("report", "bytes", self.d),)
 

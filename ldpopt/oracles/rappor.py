@@ -281,16 +281,10 @@ class RAPPOR(FrequencyOracle):
         >>> from ldpopt import oracles
         >>> r = oracles.RAPPOR(2.0, 4, num_bits=4, cohorts=2)
         >>> r.report_columns()
-        (ReportColumn(name='cohort', kind='int64', size=0), ReportColumn(name='bits', kind='bytes', size=1))
+        (ReportColumn(name='cohort', kind='int64', size=0, bits=0), ReportColumn(name='bits', kind='bytes', size=1, bits=4))
         """
-        return (ReportColumn("cohort", "int64"), ReportColumn("bits", "bytes", (self.num_bits + 7) // 8))
+        return (ReportColumn("cohort", "int64"), ReportColumn("bits", "bytes", (self.num_bits + 7) // 8, bits=self.num_bits))
 
-    def reports_to_columns(self, reports) -> list[np.ndarray]:
-        index, bits = reports
-        return [np.asarray(index, dtype=np.int64), np.packbits(np.asarray(bits, dtype=bool), axis=1)]
-
-    def reports_from_columns(self, columns) -> tuple[np.ndarray, np.ndarray]:
-        return columns[0], np.unpackbits(columns[1], axis=1, count=self.num_bits).view(bool)
 
     # -- the family ------------------------------------------------------------------------------
     @property

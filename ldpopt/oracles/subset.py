@@ -169,7 +169,7 @@ class SS(FrequencyOracle):
         >>> from ldpopt import oracles
         >>> ss = oracles.SS(1.0, 8, k=2)
         >>> ss.report_columns()
-        (ReportColumn(name='subset', kind='int64_list', size=2),)
+        (ReportColumn(name='subset', kind='int64_list', size=2, bits=0),)
         """
         return (ReportColumn("subset", "int64_list", self.k),)
 
