@@ -378,7 +378,121 @@ def test_search_finds_the_method_pages(site):
     # the guide's page of the methods, their derivations, and the API of postprocess
     for page in ("python.html", "notes/python.html", "api/ldpopt.methods.postprocess.html"):
         assert page in links, (page, sorted(links)[:30])
+    # the method's own page first (the search page's list, in its order)
+    first = next(url for tag, url in _parse_text(results).refs if tag == "a")
+    assert first.split("#")[0] == "methods/norm-sub.html", first
 
+
+def _method_queries() -> dict[str, str]:
+    """Every registered method's names as a reader searches them: the registry name (``norm-sub``),
+    the display name (``Norm-Sub``) and the display name in capitals, each with its method."""
+    from ldpopt import methods
+
+    return {q: name for name in methods.names() for q in (name, methods.get(name).label, methods.get(name).label.upper())}
+
+
+def test_every_registered_method_has_its_page(site):
+    """A page per method of the registry (docs/conf.py writes them from each method's record, its
+    function's docstring and docs/method-regimes.toml): its display name as title, its function's API
+    entry, when to use it and when not, an example, the results pages that name it; and the methods'
+    index lists every one."""
+    import html
+    import tomllib
+
+    from ldpopt import methods
+
+    regimes = tomllib.loads((ROOT / "docs" / "method-regimes.toml").read_text(encoding="utf-8"))
+    assert sorted(regimes) == sorted(methods.names())
+    index = (site / "methods" / "index.html").read_text(encoding="utf-8")
+    bad = {}
+    for name in methods.names():
+        info, page = methods.get(name), site / "methods" / f"{name}.html"
+        if not page.exists():
+            bad[name] = "no page"
+            continue
+        text = page.read_text(encoding="utf-8")
+        func = f"{info.func.__module__}.{info.func.__qualname__}"
+        wanted = [f"<h1>{html.escape(info.label, quote=False)}", f'id="{func}"', 'id="when-to-use-it"',
+                  'id="when-not"', 'id="example"', 'id="results-that-name-it"',
+                  'class="highlight-python', f'<span class="s2">"{name}"</span>']
+        missing = [w for w in wanted if w not in text]
+        results = text[text.find('id="results-that-name-it"'):]
+        if not re.search(r'href="\.\./(results/[\w-]+|reproduction|benchmarks|privacy)\.html', results):
+            missing.append("a link to a results page")
+        if missing or f'href="{name}.html"' not in index:
+            bad[name] = missing or "not on the index"
+    assert len(methods.names()) >= 20 and bad == {}, bad
+
+
+def test_method_page_examples_run(site):
+    """Each method page's example, as the site shows it (its page's source), runs alone and prints
+    the consistency and error of the answer."""
+    code = []
+    for name in sorted(set(_method_queries().values())):
+        source = (site / "_sources" / "methods" / f"{name}.md.txt").read_text(encoding="utf-8")
+        code.append(re.search(r"```python\n(.*?)```", source, re.DOTALL).group(1))
+    runner = ("import contextlib, io, json, sys\nout = []\nfor c in json.load(sys.stdin):\n"
+              "    buf = io.StringIO()\n    with contextlib.redirect_stdout(buf):\n"
+              "        exec(compile(c, 'example', 'exec'), {'__name__': '__main__'})\n"
+              "    out.append(buf.getvalue())\nprint(json.dumps(out))\n")
+    import json
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    proc = subprocess.run([sys.executable, "-c", runner], input=json.dumps(code), capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    printed = json.loads(proc.stdout.splitlines()[-1])
+    assert len(printed) == len(code) and all(p.startswith("sum ") and "MSE" in p for p in printed), printed
+
+
+@needs_browser
+def test_search_ranks_each_method_page_first(site):
+    """Searching any registered method's name, display name or display name in capitals lists its
+    page first (the site's own search code on the built index, ``search_results``)."""
+    queries = _method_queries()
+    ranked = search_results(site, list(queries))
+    wrong = {q: (search_rank(ranked[q], f"methods/{name}"), list(dict.fromkeys(ranked[q]))[:3])
+             for q, name in queries.items() if search_rank(ranked[q], f"methods/{name}") != 1}
+    assert len(queries) >= 40 and wrong == {}, wrong
+
+
+
+#: run in a copy of the site's own search page: Sphinx's search (searchtools.js, the built index) on
+#: each query, the pages in the order the page lists them (``_performSearch`` returns them last-first)
+_SEARCH = """<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const ranks = {};
+  for (const q of JSON.parse(document.body.getAttribute("data-queries"))) {
+    const parsed = Search._parseQuery(q);
+    ranks[q] = Search._performSearch(...parsed).reverse().map(r => r[0]);
+  }
+  document.body.setAttribute("data-ranked", JSON.stringify(ranks));
+}, 500));
+</script>"""
+
+
+def search_results(site: Path, queries: list[str]) -> dict[str, list[str]]:
+    """For each query, the documents (docnames, duplicates kept as listed) that the site's search page
+    lists, best first: Sphinx's own search code run in headless Chromium on the built index."""
+    import html
+    import json
+
+    probe = site / f"_measure_search_{os.getpid()}.html"
+    page = (site / "search.html").read_text(encoding="utf-8")
+    page = page.replace("<body", f"<body data-queries=\"{html.escape(json.dumps(queries))}\"", 1)
+    probe.write_text(page.replace("</body>", _SEARCH + "</body>"), encoding="utf-8")
+    try:
+        dom = _chromium("--dump-dom", probe.as_uri())
+    finally:
+        probe.unlink()
+    found = re.search(r'data-ranked="([^"]*)"', dom.stdout)
+    assert found, dom.stderr[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+def search_rank(ranked: list[str], docname: str) -> int | None:
+    """1 + the position of ``docname``'s first result in ``ranked`` (``search_results``), None if absent."""
+    return next((i + 1 for i, d in enumerate(dict.fromkeys(ranked)) if d == docname), None)
 
 
 def test_numpydoc_reads_every_public_docstring_without_a_warning():
