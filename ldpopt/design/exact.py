@@ -18,7 +18,7 @@ _U = Fraction(1, 2 ** 53)  # the unit roundoff of float64
 
 
 def exp_lower(epsilon: float) -> Fraction:
-    """A rational T ≤ e^ε: the Taylor polynomial Σ_{k≤K} ε^k/k! of the float ε taken exactly (every
+    """A rational :math:`T ≤ e^ε`: the Taylor polynomial :math:`Σ_{k≤K} ε^k/k!` of the float ε taken exactly (every
     term positive, so every partial sum is a lower bound), K the first order whose term falls below
     10⁻³⁰ of the sum.
 

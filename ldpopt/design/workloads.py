@@ -19,7 +19,7 @@ _MAX_CELLS = 1 << 28
 
 
 def identity(d: int) -> np.ndarray:
-    """Every single frequency: W = I_d.
+    """Every single frequency: :math:`W = I_d`.
 
     Parameters
     ----------
@@ -64,7 +64,7 @@ def prefixes(d: int) -> np.ndarray:
 
 
 def all_ranges(d: int) -> np.ndarray:
-    """Every range [a, b], 0 ≤ a ≤ b < d: d(d + 1)/2 rows (McKenna et al., the All Range workload).
+    """Every range [a, b], :math:`0 ≤ a ≤ b < d`: d(d + 1)/2 rows (McKenna et al., the All Range workload).
 
     Only its Gram matrix WᵀW enters the design; :func:`gram` of this workload has the closed form
     (WᵀW)[u, v] = (min(u, v) + 1)(d − max(u, v)), which the designer uses instead for large d.

@@ -138,7 +138,7 @@ def _adjoint(u_pad: np.ndarray, J: int) -> list[np.ndarray]:
 
 
 def haar_range_variance(f, n: int, epsilon: float, a, b) -> np.ndarray:
-    """Exact Var of HaarHRR's answers to the ranges [a_i, b_i] (true leaf frequencies ``f``, n users).
+    """Exact Var of HaarHRR's answers to the ranges :math:`[a_i, b_i]` (true leaf frequencies ``f``, n users).
 
     The covariance of each level's coefficients given the group plus the sampling of the group
     (module notes), pushed through the reconstruction's adjoint.

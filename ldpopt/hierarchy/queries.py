@@ -26,7 +26,7 @@ def _ab(a, b, d):
 
 
 def leaf_answers(leaves, a, b) -> np.ndarray:
-    """Σ_{v=a_i}^{b_i} leaves[v] for each range (prefix sums; ``leaves`` (d,) or (d, m)).
+    """:math:`Σ_{v=a_i}^{b_i}` ``leaves[v]`` for each range (prefix sums; ``leaves`` (d,) or (d, m)).
 
     Parameters
     ----------
