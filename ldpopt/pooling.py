@@ -168,9 +168,9 @@ def variance_diag(channel: Channel, A: np.ndarray, f, n: int) -> np.ndarray:
 
 @dataclass
 class PooledIVW:
-    """f_raw (unbiased pooled), variance V (pooled per-value variance at ``at``), weights (G × d),
+    """``f_raw`` (unbiased pooled), variance V (pooled per-value variance at ``at``), weights (G × d),
     group_variance (the W or V the weights used),
-    f (the weighted simplex projection of f_raw, or None), per-group f̂ and variances. Returned by
+    f (the weighted simplex projection of ``f_raw``, or None), per-group f̂ and variances. Returned by
     :func:`pool_ivw`.
 
     Parameters
@@ -341,7 +341,7 @@ def project_weighted_simplex(x, V) -> np.ndarray:
 
 
 def pool_mle(groups, tol: float = 1e-12, **kw) -> ChannelMLE:
-    """Maximise Σ_g ℓ_g(f) on Δ (module notes, (b)).
+    """Maximise :math:`Σ_g ℓ_g(f)` on Δ (module notes, (b)).
 
     Parameters
     ----------

@@ -20,7 +20,7 @@ __all__ = ["TreeAttack", "gof_test", "poison", "range_weights", "refit_without_w
 
 
 def range_weights(est: HierarchicalEstimate, a: int, b: int) -> np.ndarray:
-    """w with wᵀy = the consistent answer of the range [a, b] (inclusive) from the raw node
+    """w with :math:`w^T y` = the consistent answer of the range [a, b] (inclusive) from the raw node
     estimates y: the adjoint of the two passes applied to the range's leaf indicator.
 
     Parameters

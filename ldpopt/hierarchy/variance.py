@@ -94,7 +94,7 @@ def hierarchical_range_variance(f, n: int, oracle: str, epsilon: float, branchin
     ``f``, n users, :func:`.collect.collect`'s protocol): from the raw node estimates of each
     range's cover (``consistent=False``) or from the consistent estimate (any decomposition).
 
-    Per level, the oracle's exact covariance at n_k users plus the sampling covariance of the
+    Per level, the oracle's exact covariance at :math:`n_k` users plus the sampling covariance of the
     group (module notes), through :func:`consistency_adjoint` when ``consistent``.
 
     Parameters

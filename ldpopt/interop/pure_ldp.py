@@ -87,7 +87,7 @@ def _lh_pairs(reports, g: int, name: str, seed_high: int):
 
 
 def read_lh(reports, epsilon: float, d: int, g: int = 2, use_olh: bool = False) -> Partial:
-    """LHClient reports ``(y, seed)`` → OLH partial with pure-ldp's g (2 unless ``use_olh``).
+    r"""LHClient reports ``(y, seed)`` → OLH partial with pure-ldp's g (2 unless ``use_olh``).
 
     Parameters
     ----------
@@ -100,7 +100,7 @@ def read_lh(reports, epsilon: float, d: int, g: int = 2, use_olh: bool = False) 
     g : int, default 2
         The client's g (ignored with ``use_olh``).
     use_olh : bool, default False
-        The client's ``use_olh``: g = round(e^ε) + 1.
+        The client's ``use_olh``: :math:`g = \mathrm{round}(e^ε) + 1`.
 
     Returns
     -------

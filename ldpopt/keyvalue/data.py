@@ -229,9 +229,9 @@ def power_law(n: int, d: int = 100, *, alpha: float = 1.0, items: int = 1, sigma
 
 
 def ratings_like(n: int = 20_000, d: int = 200, *, rng=None) -> KVData:
-    """A SYNTHETIC stand-in for a real rating dataset (MovieLens/clothing-rating-like; not real data).
+    r"""A SYNTHETIC stand-in for a real rating dataset (MovieLens/clothing-rating-like; not real data).
 
-    Items ∝ rank^−0.8; a user rates 1 + Poisson(2) items (at most d); ratings 1..5 with a per-item
+    Items :math:`∝ \mathrm{rank}^{-0.8}`; a user rates 1 + Poisson(2) items (at most d); ratings 1..5 with a per-item
     quality, mapped to [−1, 1] as (r − 3)/2. Used where the papers use a real rating set, which no
     installed package ships; results on it are labelled synthetic.
 

@@ -108,7 +108,7 @@ def chain_network(n: int, k: int, domains=2, strength: float = 0.6, first=None, 
     Raises
     ------
     ValueError
-        Any argument out of range, or a joint law of more than 2^22 cells.
+        Any argument out of range, or a joint law of more than 2²² cells.
 
     Examples
     --------
@@ -194,7 +194,7 @@ def log_linear(n: int, k: int, domains=2, pairwise: float = 0.5, threeway: float
     Raises
     ------
     ValueError
-        Any argument out of range, or a joint law of more than 2^22 cells.
+        Any argument out of range, or a joint law of more than 2²² cells.
 
     Examples
     --------
@@ -249,7 +249,7 @@ def dirichlet_joint(n: int, k: int, domains=2, alpha: float = 1.0, *, rng) -> Mu
     Raises
     ------
     ValueError
-        Any argument out of range, or a joint law of more than 2^22 cells.
+        Any argument out of range, or a joint law of more than 2²² cells.
 
     Examples
     --------

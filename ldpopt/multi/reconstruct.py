@@ -18,7 +18,7 @@ MAX_CELLS = 1 << 22
 
 
 def total_variation(a, b) -> float:
-    """Total-variation distance ½ Σ |a − b| of two marginals (arrays of the same shape).
+    r"""Total-variation distance :math:`\frac12 Σ |a - b|` of two marginals (arrays of the same shape).
 
     Parameters
     ----------
@@ -165,7 +165,7 @@ def maxent(marginals: MarginalSet, f, *, max_sweeps: int = 2000, tol: float = 1e
     TypeError
         ``marginals`` is not a MarginalSet.
     ValueError
-        A bad option, a table over 2^22 cells, or ``f`` negative or inconsistent beyond
+        A bad option, a table over 2²² cells, or ``f`` negative or inconsistent beyond
         ``consistency_tol``.
 
     Examples
@@ -283,7 +283,7 @@ def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, 
     TypeError
         ``marginals`` is not a MarginalSet.
     ValueError
-        A bad option or weight, or a table over 2^22 cells.
+        A bad option or weight, or a table over 2²² cells.
 
     Examples
     --------

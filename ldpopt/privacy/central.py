@@ -31,9 +31,9 @@ RELATIONS: dict[str, tuple[float, float]] = {"add-remove": (1.0, 1.0), "replace"
 
 
 def sensitivity(relation: str, contributions: int = 1) -> tuple[float, float]:
-    """The (L1, L2) sensitivity of a count vector under ``relation`` (:data:`RELATIONS`) when each
+    r"""The (L1, L2) sensitivity of a count vector under ``relation`` (:data:`RELATIONS`) when each
     user's record is counted in ``contributions`` cells (a hierarchy's noisy levels: once per level),
-    each moved by 1: (c·Δ₁, √c·Δ₂).
+    each moved by 1: :math:`(c Δ_1, \sqrt{c} Δ_2)`.
 
     Parameters
     ----------

@@ -641,7 +641,7 @@ def affine_projection(problem, f, deadline=None):
 # ---- the verdict
 
 def accuracy_tol(d: int) -> float:
-    """Tolerance on the certified bound of ‖f − f*‖: 1e-2 × the mean frequency 1/d (a point off by
+    r"""Tolerance on the certified bound of :math:`\lVert f - f^* \rVert`: 1e-2 × the mean frequency 1/d (a point off by
     1/(10d) has a bound ≥ 1/(10d) and fails).
 
     Parameters

@@ -930,7 +930,7 @@ class Box(Constraint):
 
 @register_constraint
 class SubsetSum(LinearConstraint):
-    """Σ_{v ∈ S} f_v (sense) value, sense ∈ {"==", "<=", ">="}: a known category total, e.g. the
+    """:math:`Σ_{v ∈ S} f_v` (sense) value, sense ∈ {"==", "<=", ">="}: a known category total, e.g. the
     NDSS 2020 Emoji experiment's category queries. ``indices``: integer indices or a boolean mask.
 
     Parameters
@@ -1090,8 +1090,8 @@ class Fixed(LinearConstraint):
 
 
 class Hierarchy(LinearConstraint):
-    """Tree consistency over a domain that lists internal nodes as values of their own:
-    f[parent] == Σ f[children] for each ``(parent, children)`` group (a hierarchical histogram's
+    r"""Tree consistency over a domain that lists internal nodes as values of their own:
+    :math:`f_{\mathrm{parent}} = Σ f_{\mathrm{children}}` for each ``(parent, children)`` group (a hierarchical histogram's
     "parent = sum of children"). One sparse equality H f = 0 with a row per group; the dual has one
     entry per group, in the order given. ``groups``: a sequence of ``(parent, children)`` pairs or a
     dict ``{parent: children}``. The default simplex does not fit a tree domain (the levels each sum
@@ -1217,7 +1217,7 @@ def example_function(f, estimate, limit: float = 0.5):
     estimate : Estimate
         The raw estimate (not read).
     limit : float, default 0.5
-        The bound on f_0 + f_1.
+        The bound on :math:`f_0 + f_1`.
 
     Returns
     -------
