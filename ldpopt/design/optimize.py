@@ -37,7 +37,7 @@ class Design:
     epsilon : float
         The privacy budget the strategy satisfies (proved by :func:`ldpopt.design.verify_ldp`).
     gram : ndarray (d, d)
-        WᵀW of the workload.
+        :math:`W^T W` of the workload.
     workload : str
         The workload's name (or "matrix").
     objective : float
@@ -140,7 +140,7 @@ def _gradient(Q: np.ndarray, X: np.ndarray, G: np.ndarray) -> np.ndarray:
 
 
 def per_value_error(Q, gram) -> np.ndarray:
-    """z_u = Σ_y Q[y, u]·V[:, y]ᵀ G V[:, y] − G[u, u]: the workload's total variance from one user
+    """:math:`z_u = Σ_y Q_{yu} V_{:y}^T G V_{:y} - G_{uu}`: the workload's total variance from one user
     of value u (McKenna et al. §4; the authors' code's "magic vector"), V :func:`reconstruction`.
 
     Parameters
@@ -170,7 +170,7 @@ def per_value_error(Q, gram) -> np.ndarray:
 
 
 def objective(Q, gram) -> float:
-    """McKenna et al.'s average-case objective: tr[(QᵀD⁻¹Q)⁻¹ G]/d − tr(G)/d, the mean of
+    r"""McKenna et al.'s average-case objective: :math:`\mathrm{tr}[(Q^T D^{-1} Q)^{-1} G]/d - \mathrm{tr}(G)/d`, the mean of
     :func:`per_value_error` over the values.
 
     Parameters
@@ -183,7 +183,7 @@ def objective(Q, gram) -> float:
     Returns
     -------
     float
-        +inf when QᵀD⁻¹Q is singular.
+        +inf when :math:`Q^T D^{-1} Q` is singular.
 
     Examples
     --------
@@ -199,7 +199,7 @@ def objective(Q, gram) -> float:
 
 # -- the feasible set -----------------------------------------------------------------------------------
 def project_columns(R, lo, hi) -> np.ndarray:
-    """Euclidean projection of every column of R onto {q : lo ≤ q ≤ hi, Σq = 1} (the bounded simplex;
+    r"""Euclidean projection of every column of R onto :math:`\{q : lo ≤ q ≤ hi, Σ q = 1\}` (the bounded simplex;
     McKenna et al. §5), vectorised over columns: bisection on the shift λ of clip(r + λ, lo, hi),
     then the exact λ on the final free set.
 
@@ -208,7 +208,7 @@ def project_columns(R, lo, hi) -> np.ndarray:
     R : array_like (m, d)
         Columns to project.
     lo, hi : array_like (m,)
-        Bounds per row, with Σlo ≤ 1 ≤ Σhi and lo ≤ hi.
+        Bounds per row, with :math:`Σ lo ≤ 1 ≤ Σ hi` and :math:`lo ≤ hi`.
 
     Returns
     -------

@@ -183,8 +183,8 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
 
 
 def gof_test(est: HierarchicalEstimate) -> tuple[float, int, float, np.ndarray]:
-    """The GLS goodness-of-fit test of the tree: T = Σ_v (y_v − x̂_v)²/var_v over the measured nodes,
-    χ² with one degree of freedom per redundant measurement (the internal nodes) when the levels
+    r"""The GLS goodness-of-fit test of the tree: :math:`T = Σ_v (y_v - \hat x_v)^2/\mathrm{var}_v` over the measured nodes,
+    :math:`χ^2` with one degree of freedom per redundant measurement (the internal nodes) when the levels
     agree; a poisoned level pulls them apart.
 
     Parameters

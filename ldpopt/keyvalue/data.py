@@ -181,9 +181,9 @@ def _draw_sets(n, d, sizes, weights, rng):
 def power_law(n: int, d: int = 100, *, alpha: float = 1.0, items: int = 1, sigma: float = 0.3, rng=None) -> KVData:
     """Synthetic key–value data with power-law key popularity.
 
-    Key k (0-based) is drawn ∝ (k + 1)^−α (without replacement within a user); each user holds
-    ``items`` keys; key k has a centre μ_k uniform on [−1, 1] (drawn once) and a user's value is
-    N(μ_k, σ²) clipped to [−1, 1]. The key–value papers' synthetic setting (PCKV §6 uses power-law
+    Key k (0-based) is drawn :math:`∝ (k + 1)^{-α}` (without replacement within a user); each user holds
+    ``items`` keys; key k has a centre :math:`μ_k` uniform on [−1, 1] (drawn once) and a user's value is
+    :math:`N(μ_k, σ^2)` clipped to [−1, 1]. The key–value papers' synthetic setting (PCKV §6 uses power-law
     and Gaussian key laws with one pair per user; PrivKV §VI power-law keys); the value law is a
     choice where they differ.
 

@@ -223,8 +223,8 @@ def maxent(marginals: MarginalSet, f, *, max_sweeps: int = 2000, tol: float = 1e
 
 @dataclass(frozen=True, eq=False)
 class FittedTable(MaxEntTable):
-    """:func:`fit_table`'s result: a :class:`MaxEntTable` whose ``residual`` is the Frank–Wolfe gap
-    ⟨∇L, T⟩ − min ∇L ≥ L(T) − min L (a certificate of how far L(T) is from its minimum), ``loss`` L(T).
+    r""":func:`fit_table`'s result: a :class:`MaxEntTable` whose ``residual`` is the Frank–Wolfe gap
+    :math:`⟨∇L, T⟩ - \min ∇L ≥ L(T) - \min L` (a certificate of how far L(T) is from its minimum), ``loss`` L(T).
 
     Parameters
     ----------
