@@ -121,8 +121,8 @@ def _groups(groups) -> list[Group]:
 
 
 def variance_diag(channel: Channel, A: np.ndarray, f, n: int) -> np.ndarray:
-    """Var(f̂_v) of f̂ = Aŷ + b given the histogram n·f: the diagonal of
-    Σ_j A_j (diag(B_j f) − B_j diag(f) B_jᵀ) A_jᵀ / n (:mod:`ldpopt.methods.channel_inverse`),
+    r""":math:`\mathrm{Var}(\hat f_v)` of :math:`\hat f = A \hat y + b` given the histogram n·f: the diagonal of
+    :math:`Σ_j A_j (\mathrm{diag}(B_j f) - B_j \mathrm{diag}(f) B_j^T) A_j^T / n` (:mod:`ldpopt.methods.channel_inverse`),
     in chunks of components so memory stays ~32 MB.
 
     Parameters
@@ -220,7 +220,7 @@ def _combine(fs, Vs):
 
 def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> PooledIVW:
     """Inverse-variance-weighted pooling (module notes, (a)); ``sampling`` adds each group's
-    composition variance f_v(1 − f_v)/n_g (groups formed by users' random choices).
+    composition variance :math:`f_v(1 - f_v)/n_g` (groups formed by users' random choices).
 
     Parameters
     ----------

@@ -120,8 +120,8 @@ def consistency(tree: RangeTree, y, var) -> np.ndarray:
 
 
 def consistency_adjoint(tree: RangeTree, xbar, var) -> np.ndarray:
-    """Lᵀ xbar for the linear map x = L y of :func:`consistency` (same ``var``): row u of a query
-    matrix goes to the weights Lᵀu on the raw node estimates, so Var(uᵀx) = (Lᵀu)ᵀ Cov(y) (Lᵀu).
+    r""":math:`L^T \bar x` for the linear map :math:`x = L y` of :func:`consistency` (same ``var``): row u of a query
+    matrix goes to the weights :math:`L^T u` on the raw node estimates, so :math:`\mathrm{Var}(u^T x) = (L^T u)^T \mathrm{Cov}(y) (L^T u)`.
     ``xbar``: shape (size,) or (size, m). Reverse-mode of the two passes, O(size · m).
 
     Parameters

@@ -85,7 +85,7 @@ class KVData:
 
     @property
     def sizes(self) -> np.ndarray:
-        """|S_u| for every user.
+        """:math:`|S_u|` for every user.
 
         Examples
         --------

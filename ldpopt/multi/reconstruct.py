@@ -48,8 +48,8 @@ def total_variation(a, b) -> float:
 
 @dataclass(frozen=True, eq=False)
 class MaxEntTable:
-    """The maximum-entropy joint table (``table``, shape ``domains``, summing to 1), the ``sweeps`` of
-    IPF it took, its final ``residual`` max_i ‖T_i − f_i‖∞ and whether it ``converged``.
+    r"""The maximum-entropy joint table (``table``, shape ``domains``, summing to 1), the ``sweeps`` of
+    IPF it took, its final ``residual`` :math:`\max_i \lVert T_i - f_i \rVert_∞` and whether it ``converged``.
 
     Parameters
     ----------

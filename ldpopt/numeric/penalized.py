@@ -20,7 +20,7 @@ DEFAULT_LAMBDAS = tuple(float(x) for x in np.logspace(-11, -6, 6))
 
 @dataclass
 class PenalizedResult:
-    """``f``; ``lam``; ``objective`` J_λ(f); ``gap`` (Frank–Wolfe gap, ≥ J_λ(f) − J*); ``converged``
+    """``f``; ``lam``; ``objective`` :math:`J_λ(f)`; ``gap`` (Frank–Wolfe gap, :math:`≥ J_λ(f) - J^*`); ``converged``
     (gap ≤ tol); ``nit``; ``cv`` (λ → held-out log-likelihood, when λ was chosen).
 
     Returned by :func:`penalized_mle` and :func:`choose_lambda`.
@@ -32,9 +32,9 @@ class PenalizedResult:
     lam : float
         The penalty weight λ.
     objective : float
-        J_λ(f).
+        :math:`J_λ(f)`.
     gap : float
-        The Frank–Wolfe gap, an upper bound on J_λ(f) − J*.
+        The Frank–Wolfe gap, an upper bound on :math:`J_λ(f) - J^*`.
     converged : bool
         Whether ``gap <= tol``.
     nit : int

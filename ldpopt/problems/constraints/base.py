@@ -179,7 +179,7 @@ class Constraint:
 
     @property
     def implies_at_most_one(self) -> bool:
-        """Whether, together with f ≥ 0, it implies f_v ≤ 1 for every value.
+        """Whether, together with f ≥ 0, it implies :math:`f_v ≤ 1` for every value.
 
         Examples
         --------
@@ -310,7 +310,7 @@ class Constraint:
         return
 
     def jacobian_t(self, k: int, y: np.ndarray, d: int) -> np.ndarray | None:
-        """∇_f g_k(f)ᵀ y (length d) of the k-th constraint :meth:`build` gives, or None: the caller
+        """:math:`∇_f g_k(f)^T y` (length d) of the k-th constraint :meth:`build` gives, or None: the caller
         uses cvxpy's ``grad``.
 
         Parameters
@@ -336,7 +336,7 @@ class Constraint:
         return None
 
     def add_jacobian_t(self, k: int, y: np.ndarray, d: int, out: np.ndarray) -> np.ndarray | None:
-        """``out += ∇_f g_k(f)ᵀ y`` in place (returned), or None when :meth:`jacobian_t` is unknown.
+        """``out +=`` :math:`∇_f g_k(f)^T y` in place (returned), or None when :meth:`jacobian_t` is unknown.
 
         Parameters
         ----------
@@ -471,7 +471,7 @@ _EXACT_ROWS = 64
 class LinearConstraint(Constraint):
     """A linear constraint stated once, as its rows: a subclass defines :meth:`rows` and ldpopt derives
     everything else a constraint answers from them — its cvxpy form (:meth:`build`), its violation
-    (:meth:`residuals`), g(f) and ∇gᵀy (:meth:`g`, :meth:`jacobian_t`), its pieces for the exact
+    (:meth:`residuals`), g(f) and :math:`∇g^T y` (:meth:`g`, :meth:`jacobian_t`), its pieces for the exact
     feasibility decision (:meth:`linear_pieces`) and its row block for the structured solver
     (:meth:`compile_into`). One cvxpy constraint, one dual named ``name``: a number when ``b`` is a
     number (one row), else one entry per row. A subclass overrides a derived form only to say more
