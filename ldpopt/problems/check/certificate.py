@@ -60,7 +60,7 @@ _EPS = np.finfo(float).eps
 
 @dataclass
 class Certificate:
-    """What :func:`certificate` found. Units: frequency units for violations and distances, the
+    r"""What :func:`certificate` found. Units: frequency units for violations and distances, the
     objective's units (J of :mod:`ldpopt.problems.objectives.builtins`) for values and the gap.
 
     Made by :func:`certificate`; each parameter is an attribute of the same name (the comments in
@@ -73,7 +73,7 @@ class Certificate:
     primal_value, dual_value, gap, gap_floor, relative_gap : float
         J(f), the dual's lower bound g on J*, their difference and its rounding level.
     distance_linf, distance_l2 : float
-        Bounds on ‖f − f*‖∞ and ‖f − f*‖₂ (module docstring).
+        Bounds on :math:`\lVert f - f^* \rVert_∞` and :math:`\lVert f - f^* \rVert_2` (module docstring).
     feas_tol : float
         The primal tolerance used.
     multipliers : dict, default {}
@@ -137,13 +137,13 @@ class Certificate:
         return bool(self.primal_violation <= self.feas_tol)
 
     def passes(self, distance_tol: float) -> bool:
-        """Feasible, dual-feasible (to ``feas_tol`` in the multipliers' scale) and f within
+        r"""Feasible, dual-feasible (to ``feas_tol`` in the multipliers' scale) and f within
         ``distance_tol`` of the optimum (in frequency units, max norm).
 
         Parameters
         ----------
         distance_tol : float
-            The largest ‖f − f*‖∞ accepted.
+            The largest :math:`\lVert f - f^* \rVert_∞` accepted.
 
         Returns
         -------

@@ -737,7 +737,7 @@ def _aux_ok(problem, f) -> bool:
 
 @dataclass
 class Checks:
-    """What ldpopt checked about a returned f (see module docstring). ``failed`` holds one text
+    r"""What ldpopt checked about a returned f (see module docstring). ``failed`` holds one text
     per failed check, e.g. ``"constraint residual 7.0e-04 > 1.0e-09 (nonnegative)"``.
 
     Made by :func:`check_solution`; each parameter is an attribute of the same name.
@@ -753,7 +753,7 @@ class Checks:
     stationarity, stationarity_step, dual_infeasibility, gap : float or None
         The KKT residuals; None when not run (``not_run`` says why).
     error_bound : float or None
-        The certified bound on ‖f − f*‖∞, where the objective's curvature gives one.
+        The certified bound on :math:`\lVert f - f^* \rVert_∞`, where the objective's curvature gives one.
     tolerance : dict
         The tolerance each check used.
     passed : bool
@@ -784,8 +784,8 @@ class Checks:
     violations: dict = field(default_factory=dict)
     aggregate_violation: float | None = None  # ℓ1 over the built-in constraints (module docstring)
     stationarity: float | None = None
-    #: a user objective whose relative residual fails: max_v |r_v|/c_v over those values, the change
-    #: of f_v that would zero it (frequency units; c_v the measured curvature, :mod:`.objective_check`)
+    #: a user objective whose relative residual fails: :math:`\max_v |r_v|/c_v` over those values, the change
+    #: of :math:`f_v` that would zero it (frequency units; :math:`c_v` the measured curvature, :mod:`.objective_check`)
     stationarity_step: float | None = None
     dual_infeasibility: float | None = None
     gap: float | None = None

@@ -396,7 +396,7 @@ class Constraint:
         return
 
     def simplex_parts(self):
-        """Its parts when it is made only of f ≥ 0 and Σ f = total, stated without building an array
+        """Its parts when it is made only of :math:`f ≥ 0` and :math:`Σ f` = total, stated without building an array
         (the structured solver's fast path for the simplex family), or None.
 
         Returns
@@ -608,7 +608,7 @@ class LinearConstraint(Constraint):
 
 @register_constraint
 class Simplex(Constraint):
-    """Wang et al.'s consistency constraints: f ≥ 0 and Σ f = 1 (Eq. 13 / §3.5; f ≤ 1 is implied).
+    """Wang et al.'s consistency constraints: :math:`f ≥ 0` and :math:`Σ f = 1` (Eq. 13 / §3.5; f ≤ 1 is implied).
 
     Duals ``"nonnegative"`` and ``"sum"`` (or ``"<name>.nonnegative"``, ``"<name>.sum"`` when named).
 
@@ -689,7 +689,7 @@ class Simplex(Constraint):
 
 @register_constraint
 class NonNegative(Constraint):
-    """f ≥ 0 (dual: length-d vector y ≥ 0; y_v > 0 only where f_v = 0).
+    """:math:`f ≥ 0` (dual: length-d vector :math:`y ≥ 0`; :math:`y_v > 0` only where :math:`f_v = 0`).
 
     Parameters
     ----------

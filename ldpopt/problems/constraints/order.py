@@ -25,8 +25,8 @@ def _direction(direction) -> str:
 
 
 def isotonic(y, direction: str = "nonincreasing") -> np.ndarray:
-    """Least-squares isotonic regression of y along its index (pool-adjacent-violators, scipy's
-    compiled ``scipy.optimize.isotonic_regression``): argmin ‖g − y‖₂ over g monotone.
+    r"""Least-squares isotonic regression of y along its index (pool-adjacent-violators, scipy's
+    compiled ``scipy.optimize.isotonic_regression``): :math:`\mathrm{argmin}_g \lVert g - y \rVert_2` over g monotone.
 
     Parameters
     ----------
@@ -60,7 +60,7 @@ def isotonic(y, direction: str = "nonincreasing") -> np.ndarray:
 
 
 def project_monotone_simplex(y, direction: str = "nonincreasing", order=None) -> np.ndarray:
-    """argmin ‖f − y‖₂ s.t. f ≥ 0, Σ f = 1 and f monotone along ``order`` (None: 0, 1, …, d−1;
+    r""":math:`\mathrm{argmin}_f \lVert f - y \rVert_2` s.t. :math:`f ≥ 0, Σ f = 1` and f monotone along ``order`` (None: 0, 1, …, d−1;
     else a list of distinct indices, a chain over part of the domain; the other values are free).
 
     This is CLS (Wang et al. §3.5) with an extra :class:`Monotone` constraint: the simplex projection

@@ -198,7 +198,7 @@ class WeightedMLENaive(WeightedMLE):
     numerically poor formulation, kept so the test suite can show that it fails.
 
     With r = A − B f and s = C + E f affine (A = c/n − q, B = p − q, C = q(1 − q),
-    E = (p − q)(1 − p − q)), r²/s = α²/s − 2αβ + β²s with β = B/E, α = A + BC/E. That turns each
+    E = (p − q)(1 − p − q)), :math:`r^2/s = α^2/s - 2αβ + β^2 s` with β = B/E, α = A + BC/E. That turns each
     quadratic-over-linear term into ``inv_pos`` plus a linear term, in raw f units, without
     rescaling. The two large pieces cancel to leave a tiny J (~0.04 against pieces ~d), so the
     solver's relative tolerances are spent on the cancelling parts: at d = 42,178 (OUE, ε = 1) it
@@ -387,8 +387,8 @@ class Binomial(_Likelihood):
 
 @register_objective
 class L1(Objective):
-    """Least absolute deviations, J(f) = ‖f − f̃‖₁ (the L1 variant of Lee et al., cited by Wang et al.
-    beside CLS). An LP (a QP for the chain). Scaled form Σ|x − f̃/σ| = J/σ. Not smooth: no gradient;
+    r"""Least absolute deviations, :math:`J(f) = \lVert f - \tilde f \rVert_1` (the L1 variant of Lee et al., cited by Wang et al.
+    beside CLS). An LP (a QP for the chain). Scaled form :math:`Σ |x - \tilde f/σ| = J/σ`. Not smooth: no gradient;
     its KKT conditions use the subgradient sign(f − f̃) ∈ [−1, 1].
 
     Parameters
