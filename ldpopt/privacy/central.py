@@ -502,8 +502,8 @@ class Mechanism:
         return c.astype(np.int64) + noise.reshape(c.shape)
 
     def variance(self, scale) -> float:
-        """The exact variance of one noise draw, in counts² (Laplace 2b²; discrete Laplace
-        2e^{−1/b}/(1 − e^{−1/b})²; Gaussian σ²; discrete Gaussian Σ k² N(k), just below σ²).
+        """The exact variance of one noise draw, in counts² (Laplace :math:`2b^2`; discrete Laplace
+        :math:`2e^{-1/b}/(1 - e^{-1/b})^2`; Gaussian :math:`σ^2`; discrete Gaussian :math:`Σ k^2 N(k)`, just below :math:`σ^2`).
 
         Parameters
         ----------

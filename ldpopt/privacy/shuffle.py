@@ -288,7 +288,7 @@ def _numerical(epsilon0: float, n: int, delta: float) -> float:
 
 
 def shuffled(epsilon0, n, delta, method: str = "numerical") -> ShuffleBound:
-    """The central (ε, δ) of n users each running an ε₀-LDP randomiser, their reports shuffled.
+    r"""The central (ε, δ) of n users each running an ε₀-LDP randomiser, their reports shuffled.
 
     Parameters
     ----------
@@ -300,8 +300,8 @@ def shuffled(epsilon0, n, delta, method: str = "numerical") -> ShuffleBound:
         Central δ, in (0, 1).
     method : {"numerical", "closed-form"}, default "numerical"
         ``"closed-form"``: FMT 2021 Theorem 3.1,
-        ε = log(1 + (e^{ε₀} − 1)/(e^{ε₀} + 1) · (8 √(e^{ε₀} log(4/δ)) / √n + 8 e^{ε₀}/n)),
-        valid for ε₀ ≤ log(n / (16 log(4/δ))); outside that regime ε = ε₀ is returned (clamped).
+        :math:`ε = \log(1 + (e^{ε_0} - 1)/(e^{ε_0} + 1) \cdot (8 \sqrt{e^{ε_0} \log(4/δ)} / \sqrt{n} + 8 e^{ε_0}/n))`,
+        valid for :math:`ε_0 ≤ \log(n / (16 \log(4/δ)))`; outside that regime ε = ε₀ is returned (clamped).
         ``"numerical"``: the smallest ε whose reduction δ(ε) (:func:`hockey_stick`) is ≤ δ, found
         by Brent's method to 1e-7 relative and rounded up (the ε returned is checked to satisfy it); valid for any ε₀
         and never looser than the closed form.
