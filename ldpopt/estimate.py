@@ -37,13 +37,13 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Estimate:
-    """Raw, unbiased frequency estimate from a pure frequency oracle (immutable).
+    r"""Raw, unbiased frequency estimate from a pure frequency oracle (immutable).
 
     Build one with :meth:`from_counts` (aggregated support counts, what an aggregator holds),
     :meth:`from_frequencies` (an f̃ computed elsewhere) or :meth:`from_central` (a histogram released
     with central noise); oracles build them for you in
     ``oracle.simulate`` and ``oracle.estimate``. The constructor checks that ``f_tilde`` and
-    ``counts`` describe the same estimate (c_v = n(q + (p − q) f̃_v), to 1e-9·n) and stores read-only
+    ``counts`` describe the same estimate (:math:`c_v = n(q + (p - q) \tilde f_v)`, to 1e-9·n) and stores read-only
     copies.
 
     Parameters
@@ -51,7 +51,7 @@ class Estimate:
     f_tilde : array_like, shape (d,)
         Unbiased estimate f̃, d >= 2 finite entries.
     counts : array_like, shape (d,)
-        Support counts c_v, each in [0, n], consistent with ``f_tilde`` (any finite value for a
+        Support counts :math:`c_v`, each in [0, n], consistent with ``f_tilde`` (any finite value for a
         central-noise estimate, :meth:`from_central`: ``meta["privacy"]["model"] == "central"``).
     n : int
         Number of users (reports), >= 1.
@@ -77,7 +77,7 @@ class Estimate:
     Attributes
     ----------
     f_tilde : ndarray, shape (d,)
-        The unbiased estimate f̃_v = (c_v/n − q)/(p − q) (arXiv §2.2). May be negative and need not sum
+        The unbiased estimate :math:`\tilde f_v = (c_v/n - q)/(p - q)` (arXiv §2.2). May be negative and need not sum
         to one. Read-only.
     counts : ndarray, shape (d,)
         Support counts c_v: the number of reports that support value v. When the estimate was built
@@ -237,12 +237,12 @@ class Estimate:
     @classmethod
     def from_central(cls, noisy_counts, mechanism: str, scale, n=None, relation: str = "add-remove",
                      delta=None, contributions: int = 1, **meta) -> Estimate:
-        """Build an estimate from a histogram whose exact counts received central noise (Laplace,
+        r"""Build an estimate from a histogram whose exact counts received central noise (Laplace,
         discrete Laplace, Gaussian or discrete Gaussian, :mod:`ldpopt.privacy.central`).
 
         The channel is the identity (p = 1, q = 0), so f̃ = noisy_counts / n is unbiased and Eq. 7's
         oracle term is 0: the only randomness, for a fixed dataset, is the noise, and
-        ``meta["extra_variance"]`` = Var(noise) / n² makes :attr:`sigma2`, :attr:`sigma2_v` and
+        ``meta["extra_variance"]`` = :math:`\mathrm{Var}(\text{noise}) / n^2` makes :attr:`sigma2`, :attr:`sigma2_v` and
         :meth:`variance` exact for every cell. The counts may be negative or exceed n (the range
         checks are relaxed for central estimates only). ``meta["privacy"]`` records the statement
         (model "central", relation, mechanism, scale, ε, δ, n_known).
@@ -269,7 +269,7 @@ class Estimate:
             Cells one user's record is counted in, each moved by 1: 1 for a histogram of one value per
             user; a hierarchy's number of noisy levels when the counts are its nodes (each user is in
             one node per level). ε is the whole release's under that sensitivity
-            (:func:`ldpopt.privacy.central.sensitivity`: c·Δ₁, √c·Δ₂), not one level's.
+            (:func:`ldpopt.privacy.central.sensitivity`: :math:`c Δ_1, \sqrt{c} Δ_2`), not one level's.
         **meta
             Stored in :attr:`meta` (besides ``extra_variance`` and ``privacy``, which are written here).
 
@@ -398,7 +398,7 @@ class Estimate:
 
     @property
     def sigma2(self) -> float:
-        """Approximate common variance σ² = q(1 − q) / (n (p − q)²) (arXiv Eq. 7), plus
+        """Approximate common variance :math:`σ^2 = q(1 - q) / (n (p - q)^2)` (arXiv Eq. 7), plus
         ``meta["extra_variance"]`` where the oracle has a term Eq. 7 lacks (the collisions of a
         fixed sketch hash family: :func:`ldpopt.sketches.sketch_estimate`; 0 otherwise).
 
@@ -417,7 +417,7 @@ class Estimate:
 
     @property
     def sigma(self) -> float:
-        """√σ² of Eq. 7: the standard deviation used by Base-Cut, Norm-Hyb and Power.
+        r""":math:`\sqrt{σ^2}` of Eq. 7: the standard deviation used by Base-Cut, Norm-Hyb and Power.
 
         Examples
         --------
@@ -431,7 +431,7 @@ class Estimate:
     def variance(self, f) -> np.ndarray:
         """Value-dependent variance of f̃_v at true frequencies ``f`` (arXiv Eq. 2 / Eq. 5):
 
-        σ_v² = (q(1 − q) + f_v (p − q)(1 − p − q)) / (n (p − q)²).
+        :math:`σ_v^2 = (q(1 - q) + f_v (p - q)(1 - p - q)) / (n (p - q)^2)`.
 
         Exact for every pure oracle in ldpopt: c_v is a sum of independent Bernoulli(p or q)
         indicators over users. Plus ``meta["extra_variance"]`` (see :attr:`sigma2`).

@@ -300,9 +300,9 @@ def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> Po
 
 
 def project_weighted_simplex(x, V) -> np.ndarray:
-    """argmin Σ_v (f_v − x_v)²/V_v on Δ: f_v = max(0, x_v − μV_v), Σ f = 1 (KKT; module notes).
+    r""":math:`\mathrm{argmin} Σ_v (f_v - x_v)^2/V_v` on Δ: :math:`f_v = \max(0, x_v - μV_v)`, :math:`Σ f = 1` (KKT; module notes).
 
-    The support is a prefix of the values sorted by t_v = x_v/V_v (f_v > 0 iff t_v > μ); on the
+    The support is a prefix of the values sorted by :math:`t_v = x_v/V_v` (:math:`f_v > 0` iff :math:`t_v > μ`); on the
     prefix of size k, μ_k = (Σ x − 1)/Σ V, and k is the largest with t_(k) > μ_k.
 
     Parameters

@@ -28,7 +28,7 @@ _DROP = 1e-10
 
 @dataclass(frozen=True)
 class Design:
-    """A designed strategy and the evidence about it (what :func:`design` returns).
+    r"""A designed strategy and the evidence about it (what :func:`design` returns).
 
     Parameters
     ----------
@@ -41,7 +41,7 @@ class Design:
     workload : str
         The workload's name (or "matrix").
     objective : float
-        McKenna et al.'s average-case objective, per user: tr[(QᵀD⁻¹Q)⁻¹WᵀW]/d − tr(WᵀW)/d with
+        McKenna et al.'s average-case objective, per user: :math:`\mathrm{tr}[(Q^T D^{-1} Q)^{-1} W^T W]/d - \mathrm{tr}(W^T W)/d` with
         D = diag(Q1) — the mean over values u of :attr:`per_value` (the workload's total squared
         error for n users of frequencies f is fᵀ·per_value / n).
     per_value : ndarray (d,)
@@ -49,7 +49,7 @@ class Design:
     start : str
         The starting point the strategy descends from: "random", a built-in's name or "matrix".
     stationarity : float
-        ‖Q − Π(Q − t∇)‖_F / (t‖∇‖_F) at the last step t (0 at a stationary point of the
+        :math:`\lVert Q - Π(Q - t∇) \rVert_F / (t \lVert ∇ \rVert_F)` at the last step t (0 at a stationary point of the
         projected step for the final row bounds; 1 when the whole step is feasible).
     iterations : int
         Accepted gradient steps.

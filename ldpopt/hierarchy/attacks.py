@@ -104,13 +104,13 @@ def _level_oracle(est: HierarchicalEstimate, k: int):
 
 
 def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str = "optimal") -> TreeAttack:
-    """Add ``n_fake`` fake users who raise the consistent answer of the range [a, b].
+    r"""Add ``n_fake`` fake users who raise the consistent answer of the range [a, b].
 
     ``"optimal"`` (ours, for the linear consistent answer; the tree attack setting of Liao et al.,
     *Data Poisoning Attacks to Locally Differentially Private Range Query Protocols*, arXiv
     2503.03454): the answer is wᵀy (:func:`range_weights`) and one fake unary report r at level k adds
     Σ_{v in k} w_v (r_v − q)/((p − q) n_k) to it, so every fake user reports at the level k maximising
-    Σ_v max(w_v, 0) − q Σ_v w_v (over (p − q) n_k) the report r_v = 1 exactly where w_v > 0 — the
+    :math:`Σ_v \max(w_v, 0) - q Σ_v w_v` (over :math:`(p - q) n_k`) the report r_v = 1 exactly where w_v > 0 — the
     largest first-order gain any report can have. ``"consistent"``: the fake users are spread evenly
     over the levels and each sets the bits of its level's nodes that lie inside [a, b] (what users
     holding values in the range would most likely send: the levels stay consistent).

@@ -248,7 +248,7 @@ class FittedTable(MaxEntTable):
 
 
 def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, tol: float = 1e-9) -> FittedTable:
-    """The joint table T minimising L(T) = ½ Σ_i w_i ‖T_i − f_i‖² on the simplex, by entropic mirror
+    r"""The joint table T minimising :math:`L(T) = \frac12 Σ_i w_i \lVert T_i - f_i \rVert^2` on the simplex, by entropic mirror
     descent from the uniform table — the estimator of Private-PGM (McKenna, Sheldon & Miklau, ICML
     2019, §4, there on a graphical model; here on the full table, ``MAX_CELLS``).
 
@@ -257,7 +257,7 @@ def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, 
     enough), where IPF cycles. Every iterate is T ∝ exp(Σ_i θ_i[cell_i]) — in the exponential family of
     the marginals, as the maximum-entropy table is — so when some positive table matches ``f`` the
     limit is :func:`maxent`'s. ``weights``: one per marginal (default 1; 1/σ_i² weighs by precision).
-    Step: η = 1/Σ w_i (L is Σ w_i-smooth relative to the entropy on the simplex, each P_i being a
+    Step: :math:`η = 1/Σ w_i` (L is :math:`Σ w_i`-smooth relative to the entropy on the simplex, each P_i being a
     1→∞ contraction), halved while L does not decrease (a choice: the paper uses a line search too).
     Stops when the Frank–Wolfe gap is ≤ ``tol`` (``converged``) or after ``max_iter``.
 

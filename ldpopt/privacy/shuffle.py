@@ -180,7 +180,7 @@ def hockey_stick(epsilon: float, epsilon0: float, n: int, tail: float = 1e-12) -
     Δ ~ Bern(e^{ε₀}/(e^{ε₀} + 1)). C is seen (the two coordinates sum to C + 1), so
     δ(ε) = Σ_c P(C = c) · D_c(ε), D_c the hockey-stick divergence of the first coordinates given c.
     Their likelihood ratio falls with k, so D_c is the mass below one cut-off k*:
-    D_c = (α − e^ε (1 − α)) · b_c(k*) − (e^ε − 1) · B_c(k* − 1), with b_c, B_c the pmf and cdf of
+    :math:`D_c = (α - e^ε (1 - α)) b_c(k^*) - (e^ε - 1) B_c(k^* - 1)`, with :math:`b_c, B_c` the pmf and cdf of
     Bin(c, 1/2), α = e^{ε₀}/(e^{ε₀} + 1) and k* = ⌊(c + 1)/(1 + x*)⌋, x* = (e^{ε+ε₀} − 1)/(e^{ε₀} − e^ε).
     The pair is symmetric (k ↦ c + 1 − k swaps P and Q), so D(P‖Q) = D(Q‖P).
 
