@@ -790,7 +790,7 @@ def simulate_central(true_counts, mechanism: str, scale, rng=None, n_known: bool
     rng : int, Generator or "secure", optional
         The random source.
     n_known : bool, default True
-        Pass n = Σ true_counts (True) or let :meth:`Estimate.from_central` estimate it (False).
+        Pass n = ``sum(true_counts)`` (True) or let :meth:`Estimate.from_central` estimate it (False).
     relation, delta
         As in :meth:`Estimate.from_central`.
 

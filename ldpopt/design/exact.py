@@ -63,7 +63,7 @@ class LDPCheck:
         A rational upper bound of max over rows y and values u, v of P[y|u]/P[y|v], P the strategy's
         columns normalised (the law the sampler draws).
     exp_lower : Fraction
-        A rational lower bound of e^ε (:func:`exp_lower`).
+        A rational lower bound of :math:`e^ε` (:func:`exp_lower`).
     rows : int
         Outputs checked (rows that are zero in every column never occur and are skipped).
 

@@ -33,7 +33,7 @@ class Design:
     Parameters
     ----------
     strategy : ndarray (m, d)
-        Q[y, v] = Pr[output y | value v]; every column a distribution, every row within e^ε.
+        Q[y, v] = Pr[output y | value v]; every column a distribution, every row within :math:`e^ε`.
     epsilon : float
         The privacy budget the strategy satisfies (proved by :func:`ldpopt.design.verify_ldp`).
     gram : ndarray (d, d)

@@ -64,10 +64,10 @@ def prefixes(d: int) -> np.ndarray:
 
 
 def all_ranges(d: int) -> np.ndarray:
-    """Every range [a, b], :math:`0 ≤ a ≤ b < d`: d(d + 1)/2 rows (McKenna et al., the All Range workload).
+    r"""Every range [a, b], :math:`0 ≤ a ≤ b < d`: d(d + 1)/2 rows (McKenna et al., the All Range workload).
 
     Only its Gram matrix :math:`W^T W` enters the design; :func:`gram` of this workload has the closed form
-    (WᵀW)[u, v] = (min(u, v) + 1)(d − max(u, v)), which the designer uses instead for large d.
+    :math:`(W^T W)_{uv} = (\min(u, v) + 1)(d - \max(u, v))`, which the designer uses instead for large d.
 
     Parameters
     ----------

@@ -30,7 +30,7 @@ def node_variances(tree: RangeTree, var) -> np.ndarray:
 
 
 def _sum_children(tree, k, a):
-    """Σ over the children (level k) of each level-(k+1) node, column-wise for 2-D ``a``."""
+    """The sum over the children (level k) of each level-(k+1) node, column-wise for 2-D ``a``."""
     # siblings are contiguous runs of B (the last may be shorter): one reduceat per level
     return np.add.reduceat(a, np.arange(0, int(tree.level_size[k]), tree.branching), axis=0)
 

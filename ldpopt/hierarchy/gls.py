@@ -289,7 +289,7 @@ class GLSFit:
 
 def gls(tree: Tree, y, var) -> GLSFit:
     r"""The generalised least-squares fit of noisy node totals under the tree's equalities (every
-    internal node = Σ of its children), weights 1/var, in O(nodes) time and memory.
+    internal node = the sum of its children), weights 1/var, in O(nodes) time and memory.
 
     Two passes over the depths (Hay, Rastogi, Miklau & Suciu, VLDB 2010, §3, generalised to any
     fan-out and any per-node variance as in Cumings-Menon, *Least Squares Estimation for

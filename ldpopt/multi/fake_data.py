@@ -19,7 +19,7 @@ _INNER = ("grr", "oue")
 
 
 def amplified_epsilon(epsilon: float, k: int) -> float:
-    """ε' = ln(k(e^ε − 1) + 1): the sampled attribute's budget in RS+FD (written with expm1/log1p).
+    r""":math:`ε' = \ln(k(e^ε - 1) + 1)`: the sampled attribute's budget in RS+FD (written with expm1/log1p).
 
     Arcolezi, Couchot, Al Bouna & Xiao, CIKM 2021, §3 (amplification by sampling).
 

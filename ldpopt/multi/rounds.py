@@ -104,7 +104,7 @@ def rounds_covariance(estimates, oracle) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rounds_problem(estimates, oracle, coupling: str = "shared", smooth: float = 0.0) -> Problem:
-    """The across-rounds consistency problem (module notes) as one :class:`Problem` on ℝ^{τd}.
+    """The across-rounds consistency problem (module notes) as one :class:`Problem` on :math:`ℝ^{τd}`.
 
     Parameters
     ----------

@@ -352,7 +352,7 @@ def statement_of(meta: dict, epsilon: float) -> PrivacyStatement:
     """The statement of an estimate: ``meta["privacy"]`` if recorded, else derived from its ε.
 
     Derived: local, one round, ε per report = ``epsilon``; where ``meta`` holds ``eps_1`` below
-    ``epsilon`` (a memoised longitudinal oracle: ε₁ per report, ε∞ = ``epsilon`` over any number of
+    ``epsilon`` (a memoised longitudinal oracle: :math:`ε_1` per report, :math:`ε_∞` = ``epsilon`` over any number of
     rounds of one value), that memoised statement.
 
     Parameters

@@ -147,7 +147,7 @@ def lasso_ls(oracle: RAPPOR, Y, N, alpha: float = 0.05, significance: float | No
     keeps. ``significance=None`` keeps every LASSO-selected candidate.
 
     Erlingsson, Pihur & Korolova, CCS 2014, §4. Where the paper is silent: a non-negative LASSO
-    solved by FISTA with λ = ``alpha``·λ_max, columns not standardised.
+    solved by FISTA with λ = ``alpha`` · :math:`λ_{\max}`, columns not standardised.
 
     Parameters
     ----------

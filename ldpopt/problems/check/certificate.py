@@ -590,7 +590,7 @@ def certificate(objective, constraints, estimate, f, multipliers: dict | None = 
     ``objective``: a name (``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
     ``"posterior"`` with ``mean``/``variance``) or an Objective. ``constraints``: None (the simplex)
     or a list as for :class:`~ldpopt.problems.Problem` (built-in constraint classes only).
-    ``multipliers``: a ``Solution.duals``-style dict (needs the Σ multiplier and the rows'), or None
+    ``multipliers``: a ``Solution.duals``-style dict (needs the sum's multiplier and the rows'), or None
     to recover them from f by :func:`recover_multipliers`. ``feas_tol``: primal tolerance in
     frequency units (default max(1e-9/d, 1e-14)·total, or the rounding level of the argmins if larger). Raises
     :class:`~ldpopt.problems.solvers.structured.NotApplicable` outside that class.

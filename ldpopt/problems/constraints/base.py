@@ -78,7 +78,7 @@ class Constraint:
 
     * ``dual_keys()``: the names :meth:`build` gives, without building;
     * ``residuals(f, estimate)``, ``g(k, f, d)``: its violation and its g(f) in numpy;
-    * ``jacobian_t(k, y, d)`` / ``add_jacobian_t``: ∇g_kᵀ y for ldpopt's stationarity check;
+    * ``jacobian_t(k, y, d)`` / ``add_jacobian_t``: :math:`∇g_k^T y` for ldpopt's stationarity check;
     * ``compile_into(rows, keys, d)``: its bounds and rows in the structured solver's form
       (:class:`~ldpopt.problems.dual.structure.StructureRows`);
     * ``implies_nonnegative``, ``implies_at_most_one``, ``states_total``: what it implies about f;
@@ -752,7 +752,7 @@ class NonNegative(Constraint):
 
 @register_constraint
 class SumTo(Constraint):
-    """Σ f = total (default 1; dual: scalar, the μ of Wang et al. Appendix B up to sign/scale).
+    """:math:`Σ f` = total (default 1; dual: scalar, the μ of Wang et al. Appendix B up to sign/scale).
 
     Parameters
     ----------

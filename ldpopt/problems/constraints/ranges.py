@@ -246,7 +246,7 @@ class RangeTree:
         return sp.csr_matrix((np.ones(cols.shape[0]), (rows, cols)), shape=(len(covers), self.size))
 
     def answer(self, f, a: int, b: int) -> float:
-        """Σ f[cover(a, b)]: the range [a, b] answered from the node totals.
+        """The sum of f over ``cover(a, b)``: the range [a, b] answered from the node totals.
 
         Parameters
         ----------
