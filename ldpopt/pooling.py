@@ -303,7 +303,7 @@ def project_weighted_simplex(x, V) -> np.ndarray:
     r""":math:`\mathrm{argmin} Σ_v (f_v - x_v)^2/V_v` on Δ: :math:`f_v = \max(0, x_v - μV_v)`, :math:`Σ f = 1` (KKT; module notes).
 
     The support is a prefix of the values sorted by :math:`t_v = x_v/V_v` (:math:`f_v > 0` iff :math:`t_v > μ`); on the
-    prefix of size k, μ_k = (Σ x − 1)/Σ V, and k is the largest with t_(k) > μ_k.
+    prefix of size k, :math:`μ_k = (Σ x - 1)/Σ V`, and k is the largest with :math:`t_{(k)} > μ_k`.
 
     Parameters
     ----------

@@ -43,7 +43,7 @@ class Design:
     objective : float
         McKenna et al.'s average-case objective, per user: :math:`\mathrm{tr}[(Q^T D^{-1} Q)^{-1} W^T W]/d - \mathrm{tr}(W^T W)/d` with
         D = diag(Q1) — the mean over values u of :attr:`per_value` (the workload's total squared
-        error for n users of frequencies f is fᵀ·per_value / n).
+        error for n users of frequencies f is :math:`f^T` ``per_value`` / n).
     per_value : ndarray (d,)
         z_u, the workload's total variance contributed by one user of value u.
     start : str

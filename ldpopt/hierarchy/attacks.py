@@ -108,8 +108,8 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
 
     ``"optimal"`` (ours, for the linear consistent answer; the tree attack setting of Liao et al.,
     *Data Poisoning Attacks to Locally Differentially Private Range Query Protocols*, arXiv
-    2503.03454): the answer is wᵀy (:func:`range_weights`) and one fake unary report r at level k adds
-    Σ_{v in k} w_v (r_v − q)/((p − q) n_k) to it, so every fake user reports at the level k maximising
+    2503.03454): the answer is :math:`w^T y` (:func:`range_weights`) and one fake unary report r at level k adds
+    :math:`Σ_{v \in k} w_v (r_v - q)/((p - q) n_k)` to it, so every fake user reports at the level k maximising
     :math:`Σ_v \max(w_v, 0) - q Σ_v w_v` (over :math:`(p - q) n_k`) the report r_v = 1 exactly where w_v > 0 — the
     largest first-order gain any report can have. ``"consistent"``: the fake users are spread evenly
     over the levels and each sets the bits of its level's nodes that lie inside [a, b] (what users

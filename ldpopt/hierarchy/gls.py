@@ -117,7 +117,7 @@ def _adjoint(tree: Tree, ps: _Passes, xbar: np.ndarray) -> np.ndarray:
 
 @dataclass
 class GLSFit:
-    """The consistent GLS fit of a tree of noisy totals, its exact variances, and linear queries.
+    r"""The consistent GLS fit of a tree of noisy totals, its exact variances, and linear queries.
 
     Built by :func:`gls`. Arrays are in the caller's node numbering.
 
@@ -136,7 +136,7 @@ class GLSFit:
     x : ndarray
         The consistent fit (every internal node the sum of its children).
     variance : ndarray
-        Var(x̂_v − x_v) per node, exact for independent measurement errors of the stated variances.
+        :math:`\mathrm{Var}(\hat x_v - x_v)` per node, exact for independent measurement errors of the stated variances.
 
     Examples
     --------

@@ -108,7 +108,7 @@ class KVData:
         return np.repeat(np.arange(self.n), self.sizes)
 
     def frequencies(self) -> np.ndarray:
-        """f_k = (users holding k) / n.
+        """:math:`f_k` = (users holding k) / n.
 
         Returns
         -------
@@ -124,7 +124,7 @@ class KVData:
         return np.bincount(self.keys, minlength=self.d) / self.n
 
     def means(self) -> np.ndarray:
-        """m_k = mean value among the users holding k; 0 for a key nobody holds.
+        """:math:`m_k` = mean value among the users holding k; 0 for a key nobody holds.
 
         Returns
         -------

@@ -254,7 +254,7 @@ def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, 
 
     Unlike IPF it needs no consistent input: ``f`` may be the raw f̃, or marginals that agree pairwise
     but that no joint table matches (all 2-way marginals form cycles; pairwise agreement is then not
-    enough), where IPF cycles. Every iterate is T ∝ exp(Σ_i θ_i[cell_i]) — in the exponential family of
+    enough), where IPF cycles. Every iterate is :math:`T ∝ \exp(Σ_i θ_i[\mathrm{cell}_i])` — in the exponential family of
     the marginals, as the maximum-entropy table is — so when some positive table matches ``f`` the
     limit is :func:`maxent`'s. ``weights``: one per marginal (default 1; 1/σ_i² weighs by precision).
     Step: :math:`η = 1/Σ w_i` (L is :math:`Σ w_i`-smooth relative to the entropy on the simplex, each P_i being a

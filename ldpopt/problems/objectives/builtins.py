@@ -36,7 +36,7 @@ __all__ = [
 @register_objective
 class LeastSquares(Objective):
     r"""CLS, Wang et al. §3.5: :math:`J(f) = \lVert f - \tilde f \rVert_2^2` (the squared norm; same minimiser as the paper's
-    ‖f − f̃‖₂, and the form Appendix B differentiates). A QP (solver chain: :mod:`.policy`).
+    :math:`\lVert f - \tilde f \rVert_2`, and the form Appendix B differentiates). A QP (solver chain: :mod:`.policy`).
 
     Scaled form: Σ (x − f̃/σ)² = J/σ².
 
@@ -84,7 +84,7 @@ class WeightedMLE(Objective):
         J(f) = Σ_v (c_v/n - q - (p - q) f_v)^2 / (q(1 - q) + (p - q)(1 - p - q) f_v).
 
     Formulation (accurate at d = 42,178, see ``tests/test_problems_wmle.py``): with x = f/σ,
-    x̃ = f̃/σ and β = σ(p − q)(1 − p − q)/(q(1 − q)), each term is (x̃_v − x_v)²/(n(1 + β x_v)); so
+    x̃ = f̃/σ and β = σ(p − q)(1 − p − q)/(q(1 − q)), each term is :math:`(\tilde x_v - x_v)^2/(n(1 + β x_v))`; so
     :math:`n J = Σ_v t_v` with the per-element rotated second-order cone :math:`(\tilde x_v - x_v)^2 ≤ t_v (1 + β x_v)`,
     written as :math:`\lVert (2(\tilde x_v - x_v), t_v - y_v) \rVert_2 ≤ t_v + y_v`, :math:`y_v = 1 + β x_v` (one vectorised cvxpy
     ``SOC`` with ``axis=0``). Every quantity the solver sees is O(1). A cone program.
@@ -286,7 +286,7 @@ class Multinomial(_Likelihood):
 
     Scaled form: :math:`Σ_{c_v>0} \mathrm{rel\_entr}(c_v, n π_v) = n J + Σ c \log c - (Σ c) \log n`, an exponential-cone
     problem whose optimal value is the KL-type deviance, ≈ d/2, not n·log d.
-    Requires Σ c_v = n (the counts of a single-value-report oracle).
+    Requires :math:`Σ c_v = n` (the counts of a single-value-report oracle).
 
     Solving: below d = ``policy.SQP_MIN_D`` (300) as this exponential-cone program (Clarabel → SCS);
     from there on ``Problem.solve()`` uses the sequential-QP route (:mod:`.sqp`: damped Newton over
@@ -338,7 +338,7 @@ class Multinomial(_Likelihood):
 @register_objective
 class Binomial(_Likelihood):
     r"""Per-bit composite likelihood for unary / hash oracles (each value's support count is
-    c_v ~ Binomial(n, π_v), the values treated as independent):
+    :math:`c_v \sim \mathrm{Binomial}(n, π_v)`, the values treated as independent):
 
     .. math::
 
@@ -447,12 +447,12 @@ def _central_form(estimate) -> str:
 @register_objective
 class CentralMLE(Objective):
     r"""The exact likelihood of a central-noise histogram: maximise :math:`Σ_v \log P(Z = \tilde c_v - n f_v)` over the
-    constraint set, Z the mechanism's noise (continuous relaxation: n f_v is real, so the discrete
+    constraint set, Z the mechanism's noise (continuous relaxation: :math:`n f_v` is real, so the discrete
     mechanisms' log pmf is taken at real arguments through its closed form).
 
     For Laplace and discrete Laplace, −log P(Z = k) = |k|/b + const, so the problem is
     :math:`\min Σ_v |\tilde c_v - n f_v| = n \lVert f - \tilde f \rVert_1`: objective ``"l1"``. For the Gaussian and discrete Gaussian,
-    −log P = k²/(2σ²) + const: objective ``"cls"``. The form is read off the mechanism's log density
+    :math:`-\log P = k^2/(2σ^2)` + const: objective ``"cls"``. The form is read off the mechanism's log density
     (:meth:`resolve`), never its name; ``Problem`` then solves and certifies that objective.
 
     Parameters
