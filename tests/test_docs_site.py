@@ -3,7 +3,9 @@ temporary folder, every internal link, anchor and image of the built HTML resolv
 section sidebar on every page but the home page, and pages opened in headless Chromium (Debian's
 ``chromium``): the home page, ``Problem``'s API page, a notebook with its figure, the search results
 for ``Problem.solve`` and for a method's name (the search runs in JavaScript: ``--dump-dom`` after
-``--virtual-time-budget`` has its results), and guide, results and notes pages at desktop (1280, 1920
+``--virtual-time-budget`` has its results; every registered method's names are searched at once by
+the site's own search code in one page, ``search_results``, and its page must come first), the
+formulas the prose writes as text (``unmarked_formulas``, on the built HTML), and guide, results and notes pages at desktop (1280, 1920
 px) and phone (390 px) widths, measured in the browser: the header inside the window with no "More"
 menu, the sidebar shown (behind its toggle on a phone), the page's contents column ("On this page")
 not wider than its box, the maths typeset by MathJax from the site's
@@ -600,6 +602,13 @@ def test_formulas_are_marked_as_maths(site):
     dirty = sorted(page for page, hits in found.items() if hits)
     assert [p for p in FORMULA_CLEAN if p not in found] == []
     assert {p: found[p] for p in FORMULA_CLEAN if found[p]} == {}
+    # and no maths left as source there: a "$" in the prose is a $...$ that MyST did not read as maths
+    raw = []
+    for page in FORMULA_CLEAN:
+        prose = _Prose()
+        prose.feed((site / page).read_text(encoding="utf-8"))
+        raw += [page] if "$" in "".join(prose.parts) else []
+    assert raw == [], raw
     assert len(dirty) <= TEXT_FORMULA_PAGES_AT_MOST, (len(dirty), {p: found[p][:3] for p in dirty[:20]})
 
 
