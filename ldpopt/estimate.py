@@ -80,8 +80,8 @@ class Estimate:
         The unbiased estimate :math:`\tilde f_v = (c_v/n - q)/(p - q)` (arXiv §2.2). May be negative and need not sum
         to one. Read-only.
     counts : ndarray, shape (d,)
-        Support counts c_v: the number of reports that support value v. When the estimate was built
-        from frequencies they are derived as c_v = n(q + (p − q) f̃_v) and need not be integers.
+        Support counts :math:`c_v`: the number of reports that support value v. When the estimate was built
+        from frequencies they are derived as :math:`c_v = n(q + (p - q) \tilde f_v)` and need not be integers.
     n : int
         Number of users (reports).
     epsilon : float
@@ -145,12 +145,12 @@ class Estimate:
     # -- constructors -------------------------------------------------------------------------
     @classmethod
     def from_counts(cls, counts, n, epsilon, p, q, oracle: str = "unknown", **meta) -> Estimate:
-        """Build an estimate from support counts c (arXiv §2.2: f̃_v = (c_v/n − q)/(p − q)).
+        r"""Build an estimate from support counts c (arXiv §2.2: :math:`\tilde f_v = (c_v/n - q)/(p - q)`).
 
         Parameters
         ----------
         counts : array_like, shape (d,)
-            Support counts c_v in [0, n] (need not be integers), d >= 2.
+            Support counts :math:`c_v` in [0, n] (need not be integers), d >= 2.
         n : int
             Number of users (reports), >= 1.
         epsilon : float
@@ -187,7 +187,7 @@ class Estimate:
 
     @classmethod
     def from_frequencies(cls, f_tilde, n, epsilon, p, q, oracle: str = "unknown", **meta) -> Estimate:
-        """Build an estimate from an unbiased f̃; counts are derived as c_v = n(q + (p − q) f̃_v).
+        r"""Build an estimate from an unbiased f̃; counts are derived as :math:`c_v = n(q + (p - q) \tilde f_v)`.
 
         Parameters
         ----------
@@ -212,7 +212,7 @@ class Estimate:
         Raises
         ------
         ValueError
-            If an argument is out of range, or the implied counts n(q + (p − q) f̃_v) leave [0, n]
+            If an argument is out of range, or the implied counts :math:`n(q + (p - q) \tilde f_v)` leave [0, n]
             (an f̃ this oracle cannot produce).
 
         Examples
@@ -250,7 +250,7 @@ class Estimate:
         Parameters
         ----------
         noisy_counts : array_like, shape (d,)
-            The noisy counts c̃_v = c_v + Z_v, d >= 2, finite; integers for the discrete mechanisms
+            The noisy counts :math:`\tilde c_v = c_v + Z_v`, d >= 2, finite; integers for the discrete mechanisms
             (integer counts plus integer noise).
         mechanism : str
             ``"laplace"``, ``"discrete-laplace"``, ``"gaussian"`` or ``"discrete-gaussian"``.
@@ -258,7 +258,7 @@ class Estimate:
             The noise scale in counts: b for the Laplace ones, σ for the Gaussian ones; > 0.
         n : int, optional
             The number of users when it is known (public, or released exactly). None: estimated as
-            round(max(Σ c̃_v, 1)), an unbiased total whose variance d·Var(noise) is not in the
+            :math:`\mathrm{round}(\max(Σ \tilde c_v, 1))`, an unbiased total whose variance d·Var(noise) is not in the
             per-cell variance (``meta["privacy"]["n_known"]`` = False says so).
         relation : str, default "add-remove"
             The neighbouring relation ε is stated under (:data:`ldpopt.privacy.central.RELATIONS`).
@@ -429,11 +429,11 @@ class Estimate:
         return float(np.sqrt(self.sigma2))
 
     def variance(self, f) -> np.ndarray:
-        """Value-dependent variance of f̃_v at true frequencies ``f`` (arXiv Eq. 2 / Eq. 5):
+        r"""Value-dependent variance of :math:`\tilde f_v` at true frequencies ``f`` (arXiv Eq. 2 / Eq. 5):
 
         :math:`σ_v^2 = (q(1 - q) + f_v (p - q)(1 - p - q)) / (n (p - q)^2)`.
 
-        Exact for every pure oracle in ldpopt: c_v is a sum of independent Bernoulli(p or q)
+        Exact for every pure oracle in ldpopt: :math:`c_v` is a sum of independent Bernoulli(p or q)
         indicators over users. Plus ``meta["extra_variance"]`` (see :attr:`sigma2`).
 
         Parameters
@@ -506,7 +506,7 @@ class Estimate:
         """What privacy the numbers were produced under (:class:`ldpopt.privacy.statement.PrivacyStatement`):
         ``meta["privacy"]`` where recorded (by :meth:`with_privacy`, :meth:`shuffled`, a central
         constructor), else derived from ε (local, ε per report, one round; a memoised longitudinal
-        oracle's ``eps_1``: ε₁ per report, ε∞ over every round of one value). Printed by ``repr``,
+        oracle's ``eps_1``: :math:`ε_1` per report, :math:`ε_∞` over every round of one value). Printed by ``repr``,
         written by :meth:`save` and beside every file the CLI writes.
 
         Examples
