@@ -516,12 +516,15 @@ class CentralMLE(Objective):
 class Posterior(Objective):
     r"""Project a posterior mean m onto the constraint set (NDSS 2020 PowerNS; Jia & Gong's Calibrate):
 
-        J(f) = Σ_v (f_v − m_v)² / var_v     (``variance`` given), or
-        J(f) = Σ_v (f_v − m_v)²             (``variance=None``; PowerNS's Euclidean projection).
+    .. math::
+
+        J(f) = Σ_v (f_v - m_v)^2 / \mathrm{var}_v
+
+    (``variance`` given), or :math:`J(f) = Σ_v (f_v - m_v)^2` (``variance=None``; PowerNS's Euclidean projection).
 
     ``mean``: length-d posterior mean (e.g. Power's Eq. 10 output). ``variance``: length-d (or scalar)
     posterior variance, every entry > 0. A QP. Scaled: :math:`Σ w_v (x_v - m_v/s)^2` with :math:`w = \bar v/\mathrm{var}`
-    (v̄ the mean variance; K = v̄/s²) or w = 1 (K = 1/s²).
+    (:math:`\bar v` the mean variance; :math:`K = \bar v/s^2`) or w = 1 (:math:`K = 1/s^2`).
 
     Parameters
     ----------
