@@ -614,8 +614,8 @@ def test_formulas_are_marked_as_maths(site):
 
 @needs_browser
 @pytest.mark.parametrize("width", [1280, 390])
-@pytest.mark.parametrize("page", ["methods/norm-sub.html", "methods/norm-hyb.html", "methods/em.html",
-                                  "api/ldpopt.audit.epsilon_bound.html", "results/many-attributes.html"])
+@pytest.mark.parametrize("page", ["methods/norm-hyb.html", "api/ldpopt.audit.epsilon_bound.html",
+                                  "results/many-attributes.html"])
 def test_marked_maths_renders(site, page, width):
     """Formulas marked as maths (a method's docstring on its page, an API page's ``:math:`` and
     ``.. math::``, a results page's ``$...$``) are typeset by MathJax at a desktop's and a phone's
