@@ -285,6 +285,136 @@ def _write_api(app) -> None:
             path.unlink()
 
 
+#: What each method page quotes from the results pages: the measured regimes (when to use a method and
+#: when not), one table per registered method; the rest of a page comes from the method's record.
+REGIMES = HERE / "method-regimes.toml"
+#: The pages a method page links as its results: the measurement pages, the root pages they include, and
+#: the guide's page on central noise, whose tables measure the deployed releases (Clip-Round, NNLS-Round).
+RESULTS_PAGES = {**{f"../results/{p.stem}.md": p for p in sorted((HERE / "results").glob("*.md"))},
+                 "../reproduction.md": ROOT / "REPRODUCTION.md", "../benchmarks.md": ROOT / "BENCHMARKS.md",
+                 "../privacy.md": HERE / "privacy.md"}
+
+
+def _mentions(text: str, name: str, label: str) -> int:
+    """How often ``text`` names the method: its display name as a word of its own (``Norm`` is not
+    ``Norm-Sub``'s prefix, ``Power`` not ``PowerNS``'s) or its registry name in backticks."""
+    word = re.compile(r"(?<![\w-])" + re.escape(label) + r"(?![\w-]|\.\w)")
+    return len(word.findall(text)) + text.count(f"`{name}`")
+
+
+def method_example(name: str) -> str:
+    """A script that runs the method ``name`` on a small simulated estimate (OUE, or GRR where the
+    method does not apply to OUE's; declared ordered where the method needs an order) and prints the
+    consistency of its answer and its error against the truth beside the raw estimate's."""
+    import numpy as np
+
+    from ldpopt import datasets, methods, oracles
+
+    info = methods.get(name)
+    data = datasets.load("zipf", n=100_000, d=64, s=1.5, rng=1)
+    oracle = "oue"
+    probe = oracles.get(oracle, epsilon=1.0, d=data.d).estimate(np.asarray(data.counts) // 2, data.n)
+    if info.why_not(probe.as_ordered() if info.needs_order else probe) is not None:
+        oracle = "grr"
+    lines = ["import numpy as np", "import ldpopt", "from ldpopt import datasets, oracles", "",
+             'data = datasets.load("zipf", n=100_000, d=64, s=1.5, rng=1)  # a skewed histogram of 64 values',
+             f'est = oracles.get("{oracle}", epsilon=1.0, d=data.d).simulate(data.counts, rng=0)']
+    if info.needs_order:
+        lines.append("est = est.as_ordered()  # the method assumes the values' order is meaningful")
+    lines += [f'f = ldpopt.postprocess(est, "{name}")',
+              'print("sum", f.sum().round(4), "smallest", f.min().round(4))',
+              'print("MSE", np.mean((f - data.frequencies) ** 2), "raw estimate\'s MSE",',
+              '      np.mean((est.f_tilde - data.frequencies) ** 2))']
+    return "\n".join(lines) + "\n"
+
+
+def _method_page(name: str, regimes: dict, texts: dict[str, str]) -> str:
+    """The page of one registered method: its record (``ldpopt.methods.get``), its function's
+    docstring (the function's API entry), the problem it claims to solve, when to use it and when not
+    (``REGIMES``), a runnable example and the results pages that name it."""
+    from ldpopt import methods
+
+    info = methods.get(name)
+    func = f"{info.func.__module__}.{info.func.__qualname__}"
+    out = [f"(method-{name})=", f"# {info.label}", ""]
+    # a main index entry per spelling: the site's search ranks an exact index entry above any page text
+    out += [f":::{{index}} ! {entry}\n:::\n" for entry in {e.lower(): e for e in (name, info.label)}.values()]
+    out += [(f"{info.description}. Run it with `ldpopt.postprocess(estimate, \"{name}\")` "
+            f"({{py:func}}`API <ldpopt.methods.postprocess>`; its record: `ldpopt.methods.get(\"{name}\")`, "
+            f"{{py:class}}`API <ldpopt.methods.MethodInfo>`; the function: {{py:func}}`{func}`)."), ""]
+    rows = [("name", f"`{name}`"), ("family", info.family or "not declared"),
+            ("non-negative", info.non_negative), ("sums to one", info.sums_to_one),
+            ("order preserving", info.order_preserving), ("cost", info.complexity),
+            ("source", info.reference)]
+    if info.needs_order:
+        rows.append(("domain", "ordered (`Estimate.as_ordered`)"))
+    if info.variant_of:
+        rows.append(("computes", f"[{methods.get(info.variant_of).label}]({info.variant_of}.md)'s answer another way"))
+    out += ["| | |", "| --- | --- |"] + [f"| {k} | {v.replace('|', chr(92) + '|')} |" for k, v in rows] + [""]
+    if info.notes:
+        out += [info.notes, ""]
+    out += ["## What it computes", "", "```{eval-rst}", f".. autofunction:: {func}", "```", ""]
+    if info.problem is not None:
+        out += ["## The problem it solves", "",
+                (f"{info.problem.statement}. `ldpopt.testing.check_method(\"{name}\")` checks the claim "
+                f"`{name}={info.problem.name}` with the problem layer's certificate "
+                "([problems](../problems.md))."), ""]
+    out += ["## When to use it", "", regimes["use"].strip(), "", "## When not", "", regimes["avoid"].strip(), "",
+            "## Example", "", "```python", method_example(name).rstrip("\n"), "```", ""]
+    found = sorted(((_mentions(text, name, info.label), link) for link, text in texts.items()), key=lambda x: -x[0])
+    found = [(n, link) for n, link in found if n]
+    if found:
+        out += ["## Results that name it", ""]
+        for n, link in found:
+            title = next((line[2:].strip() for line in texts[link].splitlines() if line.startswith("# ")), link)
+            out.append(f"* [{title}]({link}) ({n} mention{'s' if n > 1 else ''})")
+        out.append("")
+    return "\n".join(out)
+
+
+def _methods_outdated(app, env, added, changed, removed) -> list[str]:
+    """``env-get-outdated``: the method pages are read again on every build. Sphinx's incremental
+    build loads the previous search index without its index entries, so a page not read again would
+    lose the entry that ranks it first for its method's name."""
+    return sorted(d for d in env.found_docs if d.startswith("methods/"))
+
+
+def _write_methods(app) -> None:
+    """``builder-inited``: write methods/ (a page per method of ``ldpopt.methods.names()``, ``_method_page``,
+    and an index page), each file rewritten only when its text changed; a registered method without
+    an entry in ``REGIMES`` (or an entry without a method) fails the build."""
+    import tomllib
+
+    from ldpopt import methods
+
+    regimes = tomllib.loads(REGIMES.read_text(encoding="utf-8"))
+    names = methods.names()
+    if set(regimes) != set(names):
+        raise RuntimeError(f"{REGIMES.name}: no entry for {sorted(set(names) - set(regimes))}, "
+                           f"no method for {sorted(set(regimes) - set(names))}")
+    texts = {link: path.read_text(encoding="utf-8") for link, path in RESULTS_PAGES.items()}
+    pages = {name: _method_page(name, regimes[name], texts) for name in names}
+    index = ["# Methods", "",
+             ("Every registered post-processing method, a page each: what it computes, the problem it solves, "
+             "when to use it and when not (what the [results](../results.md) measured), and an example. "
+             "`ldpopt.methods.available()` prints the same records as a table."), "",
+             "| method | name | family | what it does |", "| --- | --- | --- | --- |"]
+    for name in names:
+        info = methods.get(name)
+        index.append(f"| [{info.label}]({name}.md) | `{name}` | {info.family or ''} | {info.description} |")
+    index += ["", ":::{toctree}", ":hidden:", ""] + names + [":::", ""]
+    pages["index"] = "\n".join(index)
+    folder = HERE / "methods"
+    folder.mkdir(exist_ok=True)
+    for stem, text in pages.items():
+        path = folder / f"{stem}.md"
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+    for path in folder.glob("*.md"):
+        if path.stem not in pages:
+            path.unlink()
+
+
 _FIGURE_LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^)\s#:]+\.(?:png|svg|jpg))\)")
 
 
@@ -392,6 +522,8 @@ _MATHJAX = _mathjax_source()
 
 def setup(app):
     app.connect("builder-inited", _write_api)
+    app.connect("builder-inited", _write_methods)
+    app.connect("env-get-outdated", _methods_outdated)
     app.connect("include-read", _include_hooks)
     app.connect("source-read", _page_hooks)
     app.connect("build-finished", _copy_mathjax)

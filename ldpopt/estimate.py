@@ -31,13 +31,13 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Estimate:
-    """Raw, unbiased frequency estimate from a pure frequency oracle (immutable).
+    r"""Raw, unbiased frequency estimate from a pure frequency oracle (immutable).
 
     Build one with :meth:`from_counts` (aggregated support counts, what an aggregator holds),
     :meth:`from_frequencies` (an f̃ computed elsewhere) or :meth:`from_central` (a histogram released
     with central noise); oracles build them for you in
     ``oracle.simulate`` and ``oracle.estimate``. The constructor checks that ``f_tilde`` and
-    ``counts`` describe the same estimate (c_v = n(q + (p − q) f̃_v), to 1e-9·n) and stores read-only
+    ``counts`` describe the same estimate (:math:`c_v = n(q + (p - q) \tilde f_v)`, to 1e-9·n) and stores read-only
     copies.
 
     Parameters
@@ -45,7 +45,7 @@ class Estimate:
     f_tilde : array_like, shape (d,)
         Unbiased estimate f̃, d >= 2 finite entries.
     counts : array_like, shape (d,)
-        Support counts c_v, each in [0, n], consistent with ``f_tilde`` (any finite value for a
+        Support counts :math:`c_v`, each in [0, n], consistent with ``f_tilde`` (any finite value for a
         source of noise added to exact counts, :meth:`from_central`, :meth:`from_source`: ``noise.support_counts`` False).
     n : int
         Number of users (reports), >= 1.
@@ -74,11 +74,11 @@ class Estimate:
     Attributes
     ----------
     f_tilde : ndarray, shape (d,)
-        The unbiased estimate f̃_v = (c_v/n − q)/(p − q) (arXiv §2.2). May be negative and need not sum
+        The unbiased estimate :math:`\tilde f_v = (c_v/n - q)/(p - q)` (arXiv §2.2). May be negative and need not sum
         to one. Read-only.
     counts : ndarray, shape (d,)
-        Support counts c_v: the number of reports that support value v. When the estimate was built
-        from frequencies they are derived as c_v = n(q + (p − q) f̃_v) and need not be integers.
+        Support counts :math:`c_v`: the number of reports that support value v. When the estimate was built
+        from frequencies they are derived as :math:`c_v = n(q + (p - q) \tilde f_v)` and need not be integers.
     n : int
         Number of users (reports).
     epsilon : float
@@ -164,12 +164,12 @@ class Estimate:
     # -- constructors -------------------------------------------------------------------------
     @classmethod
     def from_counts(cls, counts, n, epsilon, p, q, oracle: str = "unknown", **meta) -> Estimate:
-        """Build an estimate from support counts c (arXiv §2.2: f̃_v = (c_v/n − q)/(p − q)).
+        r"""Build an estimate from support counts c (arXiv §2.2: :math:`\tilde f_v = (c_v/n - q)/(p - q)`).
 
         Parameters
         ----------
         counts : array_like, shape (d,)
-            Support counts c_v in [0, n] (need not be integers), d >= 2.
+            Support counts :math:`c_v` in [0, n] (need not be integers), d >= 2.
         n : int
             Number of users (reports), >= 1.
         epsilon : float
@@ -206,7 +206,7 @@ class Estimate:
 
     @classmethod
     def from_frequencies(cls, f_tilde, n, epsilon, p, q, oracle: str = "unknown", **meta) -> Estimate:
-        """Build an estimate from an unbiased f̃; counts are derived as c_v = n(q + (p − q) f̃_v).
+        r"""Build an estimate from an unbiased f̃; counts are derived as :math:`c_v = n(q + (p - q) \tilde f_v)`.
 
         Parameters
         ----------
@@ -231,7 +231,7 @@ class Estimate:
         Raises
         ------
         ValueError
-            If an argument is out of range, or the implied counts n(q + (p − q) f̃_v) leave [0, n]
+            If an argument is out of range, or the implied counts :math:`n(q + (p - q) \tilde f_v)` leave [0, n]
             (an f̃ this oracle cannot produce).
 
         Examples
@@ -261,12 +261,12 @@ class Estimate:
     @classmethod
     def from_central(cls, noisy_counts, mechanism: str, scale, n=None, relation: str = "add-remove",
                      delta=None, contributions: int = 1, **meta) -> Estimate:
-        """Build an estimate from a histogram whose exact counts received central noise (Laplace,
+        r"""Build an estimate from a histogram whose exact counts received central noise (Laplace,
         discrete Laplace, Gaussian or discrete Gaussian, :mod:`ldpopt.privacy.central`).
 
         The channel is the identity (p = 1, q = 0), so f̃ = noisy_counts / n is unbiased and Eq. 7's
         oracle term is 0: the only randomness, for a fixed dataset, is the noise, and
-        ``meta["extra_variance"]`` = Var(noise) / n² makes :attr:`sigma2`, :attr:`sigma2_v` and
+        ``meta["extra_variance"]`` = :math:`\mathrm{Var}(\text{noise}) / n^2` makes :attr:`sigma2`, :attr:`sigma2_v` and
         :meth:`variance` exact for every cell. The counts may be negative or exceed n (the range
         checks are relaxed for central estimates only). ``meta["privacy"]`` records the statement
         (model "central", relation, mechanism, scale, ε, δ, n_known).
@@ -274,7 +274,7 @@ class Estimate:
         Parameters
         ----------
         noisy_counts : array_like, shape (d,)
-            The noisy counts c̃_v = c_v + Z_v, d >= 2, finite; integers for the discrete mechanisms
+            The noisy counts :math:`\tilde c_v = c_v + Z_v`, d >= 2, finite; integers for the discrete mechanisms
             (integer counts plus integer noise).
         mechanism : str
             ``"laplace"``, ``"discrete-laplace"``, ``"gaussian"`` or ``"discrete-gaussian"``.
@@ -282,7 +282,7 @@ class Estimate:
             The noise scale in counts: b for the Laplace ones, σ for the Gaussian ones; > 0.
         n : int, optional
             The number of users when it is known (public, or released exactly). None: estimated as
-            round(max(Σ c̃_v, 1)), an unbiased total whose variance d·Var(noise) is not in the
+            :math:`\mathrm{round}(\max(Σ \tilde c_v, 1))`, an unbiased total whose variance d·Var(noise) is not in the
             per-cell variance (``meta["privacy"]["n_known"]`` = False says so).
         relation : str, default "add-remove"
             The neighbouring relation ε is stated under (:data:`ldpopt.privacy.central.RELATIONS`).
@@ -293,7 +293,7 @@ class Estimate:
             Cells one user's record is counted in, each moved by 1: 1 for a histogram of one value per
             user; a hierarchy's number of noisy levels when the counts are its nodes (each user is in
             one node per level). ε is the whole release's under that sensitivity
-            (:func:`ldpopt.privacy.central.sensitivity`: c·Δ₁, √c·Δ₂), not one level's.
+            (:func:`ldpopt.privacy.central.sensitivity`: :math:`c Δ_1, \sqrt{c} Δ_2`), not one level's.
         **meta
             Stored in :attr:`meta` (besides ``extra_variance`` and ``privacy``, which are written here).
 
@@ -445,7 +445,7 @@ class Estimate:
 
     @property
     def sigma2(self) -> float:
-        """Approximate common variance σ² = q(1 − q) / (n (p − q)²) (arXiv Eq. 7), plus
+        """Approximate common variance :math:`σ^2 = q(1 - q) / (n (p - q)^2)` (arXiv Eq. 7), plus
         ``meta["extra_variance"]`` where the oracle has a term Eq. 7 lacks (the collisions of a
         fixed sketch hash family: :func:`ldpopt.sketches.sketch_estimate`; 0 otherwise).
 
@@ -464,7 +464,7 @@ class Estimate:
 
     @property
     def sigma(self) -> float:
-        """√σ² of Eq. 7: the standard deviation used by Base-Cut, Norm-Hyb and Power.
+        r""":math:`\sqrt{σ^2}` of Eq. 7: the standard deviation used by Base-Cut, Norm-Hyb and Power.
 
         Examples
         --------
@@ -476,11 +476,11 @@ class Estimate:
         return float(np.sqrt(self.sigma2))
 
     def variance(self, f) -> np.ndarray:
-        """Value-dependent variance of f̃_v at true frequencies ``f`` (arXiv Eq. 2 / Eq. 5):
+        r"""Value-dependent variance of :math:`\tilde f_v` at true frequencies ``f`` (arXiv Eq. 2 / Eq. 5):
 
-        σ_v² = (q(1 − q) + f_v (p − q)(1 − p − q)) / (n (p − q)²).
+        :math:`σ_v^2 = (q(1 - q) + f_v (p - q)(1 - p - q)) / (n (p - q)^2)`.
 
-        Exact for every pure oracle in ldpopt: c_v is a sum of independent Bernoulli(p or q)
+        Exact for every pure oracle in ldpopt: :math:`c_v` is a sum of independent Bernoulli(p or q)
         indicators over users. Plus ``meta["extra_variance"]`` (see :attr:`sigma2`).
 
         Parameters
@@ -554,7 +554,7 @@ class Estimate:
         """What privacy the numbers were produced under (:class:`ldpopt.privacy.statement.PrivacyStatement`):
         ``meta["privacy"]`` where recorded (by :meth:`with_privacy`, :meth:`shuffled`, a central
         constructor), else derived from ε (local, ε per report, one round; a memoised longitudinal
-        oracle's ``eps_1``: ε₁ per report, ε∞ over every round of one value). Printed by ``repr``,
+        oracle's ``eps_1``: :math:`ε_1` per report, :math:`ε_∞` over every round of one value). Printed by ``repr``,
         written by :meth:`save` and beside every file the CLI writes.
 
         Examples
@@ -822,7 +822,7 @@ def simulate_central(true_counts, mechanism: str, scale, rng=None, n_known: bool
     rng : int, Generator or "secure", optional
         The random source.
     n_known : bool, default True
-        Pass n = Σ true_counts (True) or let :meth:`Estimate.from_central` estimate it (False).
+        Pass n = ``sum(true_counts)`` (True) or let :meth:`Estimate.from_central` estimate it (False).
     relation, delta
         As in :meth:`Estimate.from_central`.
 

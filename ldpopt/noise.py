@@ -96,22 +96,15 @@ class NoiseSource(abc.ABC):
     user's own noise. Every feature (methods' ``applies``, the objectives, intervals, ``choose``,
     ``plan``, the CLI) asks these members, never which kind of source it is.
 
-    Members
-    -------
-    name
-        The name an estimate of it records (``Estimate.oracle``).
-    support_counts, additive, likelihood, variance_decay, total_known
-        What it supports (class attributes, below).
-    sample_counts_batch(true_counts, size, rng), sample_counts(true_counts, rng)
-        The law of the counts, as a sampler: noisy counts given the exact histogram.
-    count_covariance(n, d)
-        The exact per-count variance and covariance of the unbiased estimate (:class:`CountCovariance`).
-    log_likelihood(counts, true_counts)
-        log P(counts | exact counts) under the source's law, where it has one in closed form.
-    privacy_statement()
-        The ``meta["privacy"]`` dict of what it guarantees (:mod:`ldpopt.privacy.statement`).
-    estimate_fields(counts, n)
-        What an :class:`~ldpopt.Estimate` of noisy counts from it holds (``Estimate.from_source``).
+    Its members: ``name`` (what an estimate records, ``Estimate.oracle``); ``support_counts``,
+    ``additive``, ``likelihood``, ``variance_decay``, ``total_known`` (what it supports: class
+    attributes, below); ``sample_counts_batch(true_counts, size, rng)`` and
+    ``sample_counts(true_counts, rng)`` (the law of the counts as a sampler); ``count_covariance(n, d)``
+    (the exact per-count variance and covariance of the unbiased estimate, :class:`CountCovariance`);
+    ``log_likelihood(counts, true_counts)`` (log P(counts | exact counts) where it has a closed form);
+    ``privacy_statement()`` (the ``meta["privacy"]`` dict, :mod:`ldpopt.privacy.statement`); and
+    ``estimate_fields(counts, n)`` (what an :class:`~ldpopt.Estimate` of its counts holds,
+    ``Estimate.from_source``).
 
     Parameters
     ----------

@@ -249,12 +249,12 @@ def _check_target(target) -> float | None:
 # -- closed forms ------------------------------------------------------------------------------------
 
 def closed_form(oracle, method: str, query, f, n: int) -> float | None:
-    """The exact expected loss of Base or Norm on ``query`` at true frequencies ``f`` and n users, or None
+    r"""The exact expected loss of Base or Norm on ``query`` at true frequencies ``f`` and n users, or None
     where no closed form is known (another method, a heavy-hitter query, or Norm and subset queries for
     an oracle whose count covariance is not of the pair form).
 
     Both methods are unbiased, so the expected MSE is the mean variance of the answers: Base per value
-    Var(f̃_v) = (q(1−q) + f_v(p−q)(1−p−q))/(n(p−q)²) (arXiv Eq. 2); Norm and subset answers from the
+    :math:`\mathrm{Var}(\tilde f_v) = (q(1-q) + f_v(p-q)(1-p-q))/(n(p-q)^2)` (arXiv Eq. 2); Norm and subset answers from the
     exact covariance of :mod:`ldpopt.uncertainty.analytic`; for ``subsets:S`` the expectation over
     uniform S-subsets (docs/notes/plan.md).
 
@@ -428,16 +428,16 @@ def calibrate_scale(mechanism: str, epsilon, delta=None, relation: str = "add-re
 
 def central_closed_form(mechanism: str, scale, method: str, query, d: int, n: int, delta=None,
                         relation: str = "add-remove") -> float | None:
-    """The exact expected loss of Base or Norm on ``query`` when a histogram of n users over d values
+    r"""The exact expected loss of Base or Norm on ``query`` when a histogram of n users over d values
     receives central noise of ``scale`` in every count (n known), or None for any other method or a
     heavy-hitter query.
 
     The noise is the only randomness and does not depend on the truth: Base's f̃ = c̃/n has
-    Cov = (V/n²) I, Norm's Cov = (V/n²)(I − 11ᵀ/d), V the record's per-count variance, both unbiased
+    :math:`\mathrm{Cov} = (V/n^2) I`, Norm's :math:`\mathrm{Cov} = (V/n^2)(I - 1 1^T/d)`, V the record's per-count variance, both unbiased
     (:mod:`ldpopt.uncertainty.analytic`'s central line, asked here of an estimate built by
-    ``Estimate.from_central``). A query on a k-subset has Base variance kV/n² and Norm k(1 − k/d)V/n²,
+    ``Estimate.from_central``). A query on a k-subset has Base variance :math:`kV/n^2` and Norm :math:`k(1 - k/d)V/n^2`,
     the same for every subset, so the expectation over uniform subsets is that value; every row is
-    exactly ∝ 1/n² at a fixed scale (docs/notes/plan.md).
+    exactly :math:`∝ 1/n^2` at a fixed scale (docs/notes/plan.md).
 
     Parameters
     ----------
@@ -641,7 +641,7 @@ def _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats,
 
 def _n_for_target(ctx: _Context, oracle, method: str, qs: str, start_n: float,
                   power: int = 1) -> tuple[float, float, str]:
-    """(n, its SE, note) meeting ``ctx.target``: on the grid n = 2^(j/2), a bracket from ``start_n`` by
+    """(n, its SE, note) meeting ``ctx.target``: on the grid :math:`n = 2^{j/2}`, a bracket from ``start_n`` by
     doubling steps, a bisection on j, then a log-log interpolation between the two neighbouring grid
     points that bracket the target (docs/notes/plan.md). ``power``: the loss's expected decay, 1/n^power
     (1 local, 2 central noise at a fixed scale); the note says where the local slope is far from it."""
@@ -962,7 +962,7 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
     ratio). Every other method, and heavy-hitter queries, get a re-simulation: R draws of the support
     counts of n users drawn from the prior (exact in law), the method applied, the loss of
     :func:`ldpopt.recommend.losses` averaged, with its standard error; the target's n is searched on
-    the grid n = 2^(j/2), memoised, and interpolated log-log between the bracketing points (stated as
+    the grid :math:`n = 2^{j/2}`, memoised, and interpolated log-log between the bracketing points (stated as
     estimated, with its SE; the note says where the loss is not ∝ 1/n, so that scaling one n to
     another would be loose).
 

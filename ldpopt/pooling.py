@@ -123,8 +123,8 @@ def _groups(groups) -> list[Group]:
 
 
 def variance_diag(channel: Channel, A: np.ndarray, f, n: int) -> np.ndarray:
-    """Var(f̂_v) of f̂ = Aŷ + b given the histogram n·f: the diagonal of
-    Σ_j A_j (diag(B_j f) − B_j diag(f) B_jᵀ) A_jᵀ / n (:mod:`ldpopt.methods.channel_inverse`),
+    r""":math:`\mathrm{Var}(\hat f_v)` of :math:`\hat f = A \hat y + b` given the histogram n·f: the diagonal of
+    :math:`Σ_j A_j (\mathrm{diag}(B_j f) - B_j \mathrm{diag}(f) B_j^T) A_j^T / n` (:mod:`ldpopt.methods.channel_inverse`),
     in chunks of components so memory stays ~32 MB.
 
     Parameters
@@ -170,9 +170,9 @@ def variance_diag(channel: Channel, A: np.ndarray, f, n: int) -> np.ndarray:
 
 @dataclass
 class PooledIVW:
-    """f_raw (unbiased pooled), variance V (pooled per-value variance at ``at``), weights (G × d),
+    """``f_raw`` (unbiased pooled), variance V (pooled per-value variance at ``at``), weights (G × d),
     group_variance (the W or V the weights used),
-    f (the weighted simplex projection of f_raw, or None), per-group f̂ and variances. Returned by
+    f (the weighted simplex projection of ``f_raw``, or None), per-group f̂ and variances. Returned by
     :func:`pool_ivw`.
 
     Parameters
@@ -222,7 +222,7 @@ def _combine(fs, Vs):
 
 def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> PooledIVW:
     """Inverse-variance-weighted pooling (module notes, (a)); ``sampling`` adds each group's
-    composition variance f_v(1 − f_v)/n_g (groups formed by users' random choices).
+    composition variance :math:`f_v(1 - f_v)/n_g` (groups formed by users' random choices).
 
     Parameters
     ----------
@@ -302,10 +302,10 @@ def pool_ivw(groups, at=None, simplex: bool = True, sampling: bool = True) -> Po
 
 
 def project_weighted_simplex(x, V) -> np.ndarray:
-    """argmin Σ_v (f_v − x_v)²/V_v on Δ: f_v = max(0, x_v − μV_v), Σ f = 1 (KKT; module notes).
+    r""":math:`\mathrm{argmin} Σ_v (f_v - x_v)^2/V_v` on Δ: :math:`f_v = \max(0, x_v - μV_v)`, :math:`Σ f = 1` (KKT; module notes).
 
-    The support is a prefix of the values sorted by t_v = x_v/V_v (f_v > 0 iff t_v > μ); on the
-    prefix of size k, μ_k = (Σ x − 1)/Σ V, and k is the largest with t_(k) > μ_k.
+    The support is a prefix of the values sorted by :math:`t_v = x_v/V_v` (:math:`f_v > 0` iff :math:`t_v > μ`); on the
+    prefix of size k, :math:`μ_k = (Σ x - 1)/Σ V`, and k is the largest with :math:`t_{(k)} > μ_k`.
 
     Parameters
     ----------
@@ -343,7 +343,7 @@ def project_weighted_simplex(x, V) -> np.ndarray:
 
 
 def pool_mle(groups, tol: float = 1e-12, **kw) -> ChannelMLE:
-    """Maximise Σ_g ℓ_g(f) on Δ (module notes, (b)).
+    """Maximise :math:`Σ_g ℓ_g(f)` on Δ (module notes, (b)).
 
     Parameters
     ----------

@@ -109,7 +109,7 @@ def _check_01(m: sp.csr_matrix, d: int) -> sp.csr_matrix:
 
 
 def answer(f, queries) -> np.ndarray:
-    """Answers f(A) = Σ_{v∈A} f_v to each query (see :func:`query_matrix`), float64 (n_queries,).
+    """Answers :math:`f(A) = Σ_{v∈A} f_v` to each query (see :func:`query_matrix`), float64 (n_queries,).
 
     ``f`` is a frequency vector of length d (raw, post-processed or true).
 
@@ -182,7 +182,7 @@ def _pair(estimated, true):
 
 
 def mse(estimated, true, axis=None):
-    """Mean squared error over queries (arXiv §4.1: (1/|Q|) Σ_Q (f'(A) − f(A))²).
+    """Mean squared error over queries (arXiv §4.1: :math:`(1/|Q|) Σ_Q (f'(A) - f(A))^2`).
 
     Parameters
     ----------
@@ -211,7 +211,7 @@ def mse(estimated, true, axis=None):
 
 
 def mae(estimated, true, axis=None):
-    """Mean absolute error over queries: (1/|Q|) Σ_Q |f'(A) − f(A)|.
+    """Mean absolute error over queries: :math:`(1/|Q|) Σ_Q |f'(A) - f(A)|`.
 
     Parameters
     ----------

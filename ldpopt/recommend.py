@@ -262,7 +262,7 @@ def losses(q: Query, F: np.ndarray, truth: np.ndarray, U=None) -> np.ndarray:
 
 def tiebreak(q: Query, F: np.ndarray, truth: np.ndarray, sigma: float) -> float:
     """Secondary score (lower is better) ordering methods of exactly equal mean loss (module
-    docstring): for ``hh`` the smoothed 1 − F1, each output's membership 1[F ≥ φ] replaced by
+    docstring): for ``hh`` the smoothed 1 − F1, each output's membership :math:`1[F ≥ φ]` replaced by
     Φ((F − φ)/σ) (σ of Eq. 7: the noise scale at which the fitted world itself is uncertain), so a
     method whose classification holds by a wider margin scores lower; for every other query the
     full-domain MSE against the fitted truth.

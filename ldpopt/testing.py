@@ -47,7 +47,7 @@ def check_objective(objective, estimates=None, *, checks=None) -> dict[str, int]
     """Run the conformance checks every objective must pass (:mod:`ldpopt.conformance.problems`).
 
     Its value against cvxpy's value of its ``build``, its gradient and per-value derivatives against
-    finite differences, its per-value argmin against bisection, the structured solver's answer
+    finite differences, its per-value minimiser against bisection, the structured solver's answer
     against Clarabel's, and the certificate accepting that answer and refusing a planted point.
 
     Parameters

@@ -3,7 +3,9 @@ temporary folder, every internal link, anchor and image of the built HTML resolv
 section sidebar on every page but the home page, and pages opened in headless Chromium (Debian's
 ``chromium``): the home page, ``Problem``'s API page, a notebook with its figure, the search results
 for ``Problem.solve`` and for a method's name (the search runs in JavaScript: ``--dump-dom`` after
-``--virtual-time-budget`` has its results), and guide, results and notes pages at desktop (1280, 1920
+``--virtual-time-budget`` has its results; every registered method's names are searched at once by
+the site's own search code in one page, ``search_results``, and its page must come first), the
+formulas the prose writes as text (``unmarked_formulas``, on the built HTML), and guide, results and notes pages at desktop (1280, 1920
 px) and phone (390 px) widths, measured in the browser: the header inside the window with no "More"
 menu, the sidebar shown (behind its toggle on a phone), the page's contents column ("On this page")
 not wider than its box, the maths typeset by MathJax from the site's
@@ -287,6 +289,9 @@ window.addEventListener("load", () => setTimeout(() => {
     page_overflow: document.documentElement.scrollWidth - w,
     maths: document.querySelectorAll("mjx-container svg").length,
     maths_left: document.querySelectorAll(".math:not(:has(mjx-container))").length,
+    raw_maths: (a => { if (!a) return 0; const w = document.createTreeWalker(a, NodeFilter.SHOW_TEXT); let n = 0, t;
+      while ((t = w.nextNode())) if (!t.parentElement.closest("code, pre, script, .math, mjx-container")
+        && /[$]|:math:`/.test(t.data)) n++; return n; })(document.querySelector("article.bd-article")),
     mathjax_src: [...document.scripts].map(s => s.src).filter(s => s.includes("mathjax")),
     figures: [...document.querySelectorAll("figure img, img.align-default")].map(i => i.naturalWidth),
   };
@@ -378,7 +383,247 @@ def test_search_finds_the_method_pages(site):
     # the guide's page of the methods, their derivations, and the API of postprocess
     for page in ("python.html", "notes/python.html", "api/ldpopt.methods.postprocess.html"):
         assert page in links, (page, sorted(links)[:30])
+    # the method's own page first (the search page's list, in its order)
+    first = next(url for tag, url in _parse_text(results).refs if tag == "a")
+    assert first.split("#")[0] == "methods/norm-sub.html", first
 
+
+def _method_queries() -> dict[str, str]:
+    """Every registered method's names as a reader searches them: the registry name (``norm-sub``),
+    the display name (``Norm-Sub``) and the display name in capitals, each with its method."""
+    from ldpopt import methods
+
+    return {q: name for name in methods.names() for q in (name, methods.get(name).label, methods.get(name).label.upper())}
+
+
+def test_every_registered_method_has_its_page(site):
+    """A page per method of the registry (docs/conf.py writes them from each method's record, its
+    function's docstring and docs/method-regimes.toml): its display name as title, its function's API
+    entry, when to use it and when not, an example, the results pages that name it; and the methods'
+    index lists every one."""
+    import html
+    import tomllib
+
+    from ldpopt import methods
+
+    regimes = tomllib.loads((ROOT / "docs" / "method-regimes.toml").read_text(encoding="utf-8"))
+    assert sorted(regimes) == sorted(methods.names())
+    index = (site / "methods" / "index.html").read_text(encoding="utf-8")
+    bad = {}
+    for name in methods.names():
+        info, page = methods.get(name), site / "methods" / f"{name}.html"
+        if not page.exists():
+            bad[name] = "no page"
+            continue
+        text = page.read_text(encoding="utf-8")
+        func = f"{info.func.__module__}.{info.func.__qualname__}"
+        wanted = [f"<h1>{html.escape(info.label, quote=False)}", f'id="{func}"', 'id="when-to-use-it"',
+                  'id="when-not"', 'id="example"', 'id="results-that-name-it"',
+                  'class="highlight-python', f'<span class="s2">"{name}"</span>']
+        missing = [w for w in wanted if w not in text]
+        results = text[text.find('id="results-that-name-it"'):]
+        if not re.search(r'href="\.\./(results/[\w-]+|reproduction|benchmarks|privacy)\.html', results):
+            missing.append("a link to a results page")
+        if missing or f'href="{name}.html"' not in index:
+            bad[name] = missing or "not on the index"
+    assert len(methods.names()) >= 20 and bad == {}, bad
+
+
+def test_method_page_examples_run(site):
+    """Each method page's example, as the site shows it (its page's source), runs alone and prints
+    the consistency and error of the answer."""
+    code = []
+    for name in sorted(set(_method_queries().values())):
+        source = (site / "_sources" / "methods" / f"{name}.md.txt").read_text(encoding="utf-8")
+        code.append(re.search(r"```python\n(.*?)```", source, re.DOTALL).group(1))
+    runner = ("import contextlib, io, json, sys\nout = []\nfor c in json.load(sys.stdin):\n"
+              "    buf = io.StringIO()\n    with contextlib.redirect_stdout(buf):\n"
+              "        exec(compile(c, 'example', 'exec'), {'__name__': '__main__'})\n"
+              "    out.append(buf.getvalue())\nprint(json.dumps(out))\n")
+    import json
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    proc = subprocess.run([sys.executable, "-c", runner], input=json.dumps(code), capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    printed = json.loads(proc.stdout.splitlines()[-1])
+    assert len(printed) == len(code) and all(p.startswith("sum ") and "MSE" in p for p in printed), printed
+
+
+@needs_browser
+def test_search_ranks_each_method_page_first(site):
+    """Searching any registered method's name, display name or display name in capitals lists its
+    page first (the site's own search code on the built index, ``search_results``)."""
+    queries = _method_queries()
+    ranked = search_results(site, list(queries))
+    wrong = {q: (search_rank(ranked[q], f"methods/{name}"), list(dict.fromkeys(ranked[q]))[:3])
+             for q, name in queries.items() if search_rank(ranked[q], f"methods/{name}") != 1}
+    assert len(queries) >= 40 and wrong == {}, wrong
+
+
+
+#: run in a copy of the site's own search page: Sphinx's search (searchtools.js, the built index) on
+#: each query, the pages in the order the page lists them (``_performSearch`` returns them last-first)
+_SEARCH = """<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const ranks = {};
+  for (const q of JSON.parse(document.body.getAttribute("data-queries"))) {
+    const parsed = Search._parseQuery(q);
+    ranks[q] = Search._performSearch(...parsed).reverse().map(r => r[0]);
+  }
+  document.body.setAttribute("data-ranked", JSON.stringify(ranks));
+}, 500));
+</script>"""
+
+
+def search_results(site: Path, queries: list[str]) -> dict[str, list[str]]:
+    """For each query, the documents (docnames, duplicates kept as listed) that the site's search page
+    lists, best first: Sphinx's own search code run in headless Chromium on the built index."""
+    import html
+    import json
+
+    probe = site / f"_measure_search_{os.getpid()}.html"
+    page = (site / "search.html").read_text(encoding="utf-8")
+    page = page.replace("<body", f"<body data-queries=\"{html.escape(json.dumps(queries))}\"", 1)
+    probe.write_text(page.replace("</body>", _SEARCH + "</body>"), encoding="utf-8")
+    try:
+        dom = _chromium("--dump-dom", probe.as_uri())
+    finally:
+        probe.unlink()
+    found = re.search(r'data-ranked="([^"]*)"', dom.stdout)
+    assert found, dom.stderr[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+def search_rank(ranked: list[str], docname: str) -> int | None:
+    """1 + the position of ``docname``'s first result in ``ranked`` (``search_results``), None if absent."""
+    return next((i + 1 for i, d in enumerate(dict.fromkeys(ranked)) if d == docname), None)
+
+
+_LETTER = r"[A-Za-zα-ωΑ-Ωϕϵ]"
+_ACCENT = r"[\u0300-\u036f]?"
+#: What a formula written as text looks like in prose (``unmarked_formulas``), one alternative each
+FORMULA = re.compile("|".join([
+    # a subscript written with "_": f_v, f̃_v, σ_v, x_{i}, Σ_v (a one-letter base and a short index, not a
+    # snake_case name such as ci_low or as_row)
+    rf"(?<![\w.\\]){_LETTER}{_ACCENT}_(?:\{{[^}}]*\}}|[A-Za-z0-9α-ω]{{1,3}}{_ACCENT})(?!\w)",
+    # a power written with "^": e^ε, n^2, 10^{-6}
+    r"[\w)]\^(?:[{(]|[-−]?\w)",
+    # a letter raised by a Unicode superscript: σ², Φ⁻¹ (a number's power, 10⁶, is typography)
+    rf"(?<!\w){_LETTER}{_ACCENT}[²³⁻¹⁴⁵⁶⁷⁸⁹⁰ⁿᵀ]+",
+    # operators only formulas use
+    r"[Σ∑∏√∫∂∇‖∞]",
+    # a relation between two symbols: α ≤ d, k ∈ S
+    rf"(?<!\w){_LETTER}{_ACCENT} ?[≤≥≠≈∈∉⊂⊆∝] ?{_LETTER}(?!\w)",
+    r"\barg ?(?:min|max)\b",
+    # a maths role that did not render (a docstring paragraph numpydoc read as something else)
+    r":math:`",
+]))
+#: elements whose text is not prose: code, signatures, and maths (typeset by MathJax from these)
+_NOT_PROSE_TAGS = {"code", "pre", "script", "style", "kbd", "samp", "tt", "svg", "math", "mjx-container"}
+_NOT_PROSE_CLASSES = {"math", "sig", "headerlink", "highlight", "MathJax"}
+_VOID = {"br", "img", "hr", "meta", "link", "input", "wbr", "col", "source", "area", "base"}
+
+
+class _Prose(HTMLParser):
+    """The text of a page's article (``bd-article``) outside code, signatures and maths."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.depth, self.article, self.skip = 0, None, None
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in _VOID:
+            return
+        self.depth += 1
+        cls = set((dict(attrs).get("class") or "").split())
+        if self.article is None and tag == "article" and "bd-article" in cls:
+            self.article = self.depth
+        elif self.skip is None and (tag in _NOT_PROSE_TAGS or cls & _NOT_PROSE_CLASSES
+                                    or any(c.startswith("highlight-") for c in cls)):
+            self.skip = self.depth
+
+    def handle_endtag(self, tag):
+        if tag in _VOID:
+            return
+        if self.skip == self.depth:
+            self.skip = None
+        if self.article == self.depth:
+            self.article = -1   # the article is over
+        self.depth -= 1
+
+    def handle_data(self, data):
+        if self.article is not None and self.article > 0 and self.skip is None:
+            self.parts.append(data)
+
+
+def unmarked_formulas(html_text: str) -> list[str]:
+    """The formulas a page writes as text: each match of ``FORMULA`` in the prose of its article (not
+    in code, signatures or maths), with a few characters around it."""
+    prose = _Prose()
+    prose.feed(html_text)
+    text = "".join(prose.parts)
+    return [text[max(m.start() - 12, 0):m.end() + 12].replace("\n", " ") for m in FORMULA.finditer(text)]
+
+
+def test_formula_detector_finds_formulas_in_prose_only():
+    page = '<article class="bd-article"><p>{}</p></article>'
+    for formula in ("f_v = max(f̃_v + δ, 0)", "with e^ε + 1", "σ² of Eq. 7", "Σ max(f, 0)", "‖f − p‖",
+                    "0 < α ≤ d", "argmin over f", "x_{i} and n^2", "Φ⁻¹(1 − α/d)", "sum √n", ":math:`x`"):
+        assert unmarked_formulas(page.format(formula)), formula
+    for text in ("n_repeats and f_tilde are names", "ci_low, ci_high and as_row()", "n = 10⁶ users at ε = 1", "Base-Pos ≈ 0.5 of Base",
+                 '<code>f_v</code> <span class="math">\\(f_v\\)</span>', "a_b_c_d", "results_2024"):
+        assert unmarked_formulas(page.format(text)) == [], text
+    assert unmarked_formulas("<p>f_v outside the article</p>") == []
+
+
+#: The most pages that may still write a formula as text (``unmarked_formulas``): the site had 271
+#: of 589 before formulas were first marked; the number may only fall, to none.
+TEXT_FORMULA_PAGES_AT_MOST = 130
+#: Pages whose formulas are all marked as maths: each stays so.
+FORMULA_CLEAN = ("python.html", "privacy.html", "cli.html", "frames.html", "mechanism-design.html", "plan.html",
+                 "notes/cli.html", "notes/extending.html", "results/design.html",
+                 "results/released-hierarchies.html", "results/sweep-history.html", "results/many-attributes.html",
+                 "results/mss.html", "multi.html", "results/jia-gong.html", "results/poisoned-reports.html",
+                 "results/heavy-hitters.html", "methods/base-pos.html",
+                 *(f"api/ldpopt.{name}.html" for name in (
+                     "estimate.Estimate", "queries.answer", "queries.mse", "queries.mae", "datasets.Dataset", "datasets.zipf_probabilities",
+                     "datasets.beta_probabilities", "hierarchy.flat_range_variance", "hierarchy.leaf_answers",
+                     "hierarchy.haar_range_variance", "audit.NaiveBayes", "audit.tokens", "audit.epsilon_bound",
+                     "design.exp_lower", "design.workloads.identity")))
+
+
+def test_formulas_are_marked_as_maths(site):
+    """No page writes a formula as text outside code (``FORMULA``): the pages of ``FORMULA_CLEAN``
+    none, the site no more pages than ``TEXT_FORMULA_PAGES_AT_MOST``."""
+    pages = parsed_pages(site)
+    found = {str(p.relative_to(site)): unmarked_formulas(p.read_text(encoding="utf-8")) for p in pages}
+    dirty = sorted(page for page, hits in found.items() if hits)
+    assert [p for p in FORMULA_CLEAN if p not in found] == []
+    assert {p: found[p] for p in FORMULA_CLEAN if found[p]} == {}
+    # and no maths left as source there: a "$" in the prose is a $...$ that MyST did not read as maths
+    raw = []
+    for page in FORMULA_CLEAN:
+        prose = _Prose()
+        prose.feed((site / page).read_text(encoding="utf-8"))
+        raw += [page] if "$" in "".join(prose.parts) else []
+    assert raw == [], raw
+    assert len(dirty) <= TEXT_FORMULA_PAGES_AT_MOST, (len(dirty), {p: found[p][:3] for p in dirty[:20]})
+
+
+@needs_browser
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("page", ["methods/norm-hyb.html", "api/ldpopt.audit.epsilon_bound.html",
+                                  "results/many-attributes.html"])
+def test_marked_maths_renders(site, page, width):
+    """Formulas marked as maths (a method's docstring on its page, an API page's ``:math:`` and
+    ``.. math::``, a results page's ``$...$``) are typeset by MathJax at a desktop's and a phone's
+    width: no maths left as source, no raw ``$`` or ``:math:`` in the prose, nothing wider than the
+    window."""
+    got = _measure(site, page, width, f"maths_{page.replace('/', '_').removesuffix('.html')}_{width}.png")
+    assert got["maths"] >= 2 and got["maths_left"] == 0 and got["raw_maths"] == 0, got
+    assert got["page_overflow"] <= 0 and got["code_scroll"] == 0, got
 
 
 def test_numpydoc_reads_every_public_docstring_without_a_warning():

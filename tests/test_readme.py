@@ -9,7 +9,8 @@ Which fenced blocks are code (``blocks``), by their language tag:
   registered is there);
 * ``bash`` / ``sh``: run by ``bash -e -o pipefail`` with this interpreter's ``bin/`` (the venv's
   ``ldpopt``) first on ``PATH``;
-* any other tag (``text``, ``toml``, ``json``, ...) is not code and is not run. An untagged fence
+* any other tag (``text``, ``toml``, ``json``, a MyST directive such as ``{eval-rst}``, ...) is not
+  code and is not run. An untagged fence
   is an error (``test_every_fence_says_what_it_is``): it must say which it is.
 
 A block that is deliberately not run (a run of minutes to hours, a command that needs this checkout
@@ -55,7 +56,7 @@ SHELL = ("bash", "sh")
 LONG_PAGES = ("docs/cli.md",)
 RUN_ALL = os.environ.get("LDPOPT_DOCS_ALL", "") not in ("", "0")
 PAGE_TIMEOUT = 600
-_FENCE = re.compile(r"^```\s*([\w+-]*)\s*$")
+_FENCE = re.compile(r"^```\s*(\{[\w-]+\}|[\w+-]*)\s*$")
 _NOT_RUN = re.compile(r"^<!--\s*not-run:\s*(.*?)\s*-->\s*$")
 
 
@@ -189,10 +190,11 @@ def test_every_fence_says_what_it_is():
 def test_blocks_parse_fences_and_markers(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("x\n```python\na = 1\n```\n<!-- not-run: takes an hour -->\n```bash\nsleep 3600\n```\n"
-                    "```text\noutput\n```\n```\nuntagged\n```\n", encoding="utf-8")
+                    "```text\noutput\n```\n```\nuntagged\n```\n```{eval-rst}\n.. math:: x\n```\n", encoding="utf-8")
     got = [(b.line, b.lang, b.source, b.not_run) for b in blocks(page)]
     assert got == [(2, "python", "a = 1\n", None), (6, "bash", "sleep 3600\n", "takes an hour"),
-                   (9, "text", "output\n", None), (12, "", "untagged\n", None)]
+                   (9, "text", "output\n", None), (12, "", "untagged\n", None),
+                   (15, "{eval-rst}", ".. math:: x\n", None)]
     page.write_text("```python\nnever closed\n", encoding="utf-8")
     with pytest.raises(ValueError, match="never closed"):
         blocks(page)

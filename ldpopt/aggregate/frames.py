@@ -655,7 +655,7 @@ def from_dataframe(frame, oracle: FrequencyOracle, *, labels=None, plan: str = "
         has no engine of its own: its frame is converted to Arrow once and counted by batches.
     device : {None, "auto", "numpy", "cpu", "cuda"}, optional
         Who counts a batch (``oracle.aggregate``'s argument; None: its default). Unused by the native plan.
-    batch_rows : int, default 2^18
+    batch_rows : int, default 2¹⁸
         Reports per record batch the batch plan counts at a time (bounds memory per worker).
 
     Returns
@@ -676,7 +676,7 @@ def from_dataframe(frame, oracle: FrequencyOracle, *, labels=None, plan: str = "
     References
     ----------
     The support counts are each oracle's (``oracle.aggregate``): Wang et al., "Locally Differentially
-    Private Protocols for Frequency Estimation", USENIX Security 2017, §4 (GRR, OUE, OLH: c_v counts the
+    Private Protocols for Frequency Estimation", USENIX Security 2017, §4 (GRR, OUE, OLH: :math:`c_v` counts the
     reports that support v). The histogram + FWHT of HR: Acharya, Sun and Zhang, "Hadamard Response",
     AISTATS 2019, §3. SS: Ye and Barg, IEEE Trans. Inf. Theory 64(8), 2018, §III. Where the papers are
     silent: how the engine splits the table (any split gives the same integers, sums are exact in int64)

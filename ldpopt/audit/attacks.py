@@ -135,12 +135,12 @@ def tokens(rounds: list[np.ndarray], bits: int = BITS) -> np.ndarray:
     rounds : list of ndarray
         τ matrices (m, K) of int64.
     bits : int
-        Hash space 2^bits.
+        Hash space ``2**bits``.
 
     Returns
     -------
     ndarray of int64, shape (m, T)
-        Token ids in [0, 2^bits).
+        Token ids in [0, ``2**bits``).
 
     Examples
     --------
@@ -167,13 +167,13 @@ def tokens(rounds: list[np.ndarray], bits: int = BITS) -> np.ndarray:
 
 
 class NaiveBayes:
-    """Multinomial naive Bayes over hashed tokens (two classes, add-½ smoothing): the learned attack's
-    score is Σ log(Pr[token | x] / Pr[token | x′]) over a user's tokens.
+    r"""Multinomial naive Bayes over hashed tokens (two classes, add-½ smoothing): the learned attack's
+    score is :math:`Σ \log(\Pr[t \mid x] / \Pr[t \mid x'])` over a user's tokens t.
 
     Parameters
     ----------
     bits : int
-        Hash space 2^bits (the tokens' range).
+        Hash space ``2**bits`` (the tokens' range).
 
     Examples
     --------

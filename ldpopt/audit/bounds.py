@@ -43,11 +43,13 @@ def clopper_pearson(x: int, N: int, alpha_side: float) -> tuple[float, float]:
 
 
 def epsilon_bound(x1, n1: int, x0, n0: int, alpha: float, delta: float = 0.0) -> np.ndarray:
-    """The ε lower bound of the test "reject when the event happens", from ``x1`` of ``n1`` runs on x
-    and ``x0`` of ``n0`` runs on its neighbour x′: an (ε, δ)-DP mechanism has Pr₁[E] ≤ e^ε Pr₀[E] + δ
-    and Pr₀[Eᶜ] ≤ e^ε Pr₁[Eᶜ] + δ, so with exact one-sided Clopper–Pearson bounds at α/2 each
+    r"""The ε lower bound of the test "reject when the event happens", from ``x1`` of ``n1`` runs on x
+    and ``x0`` of ``n0`` runs on its neighbour x′: an (ε, δ)-DP mechanism has :math:`\Pr_1[E] ≤ e^ε \Pr_0[E] + δ`
+    and :math:`\Pr_0[E^c] ≤ e^ε \Pr_1[E^c] + δ`, so with exact one-sided Clopper–Pearson bounds at α/2 each
 
-        ε ≥ max( ln((P₁_low − δ) / P₀_high), ln((1 − P₀_high − δ) / (1 − P₁_low)) )
+    .. math::
+
+        ε ≥ \max\bigl( \ln((P_{1,\mathrm{low}} - δ) / P_{0,\mathrm{high}}),\ \ln((1 - P_{0,\mathrm{high}} - δ) / (1 - P_{1,\mathrm{low}})) \bigr)
 
     (Kairouz, Oh & Viswanath 2015; Jagielski, Ullman & Oprea 2020), holding with confidence 1 − α;
     −inf where neither is positive. Vectorised over arrays of counts (one bound per event).

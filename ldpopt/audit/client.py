@@ -237,7 +237,7 @@ def audit_client(client: FrequencyOracle | Callable, *, stated: float | None = N
     ``extra_pairs`` drawn at random — is run ``samples`` times per input: users on x and users on x′,
     each sending ``tau`` rounds (a longitudinal oracle's users keep their state over the rounds).
     Every field of every report is read. On a quarter of the runs the attacks score each user — "model":
-    the oracle's support likelihood ratio (Σ over rounds of S(y)[x] − S(y)[x′], the exact ratio of a
+    the oracle's support likelihood ratio (:math:`Σ` over rounds of :math:`S(y)[x] - S(y)[x']`, the exact ratio of a
     pure (p, q) oracle) or ``model_score``; "learned": naive Bayes over hashed tokens of every field,
     fitted on a quarter of the runs of its own; "seed": each 64-bit field taken as the seed of the memo and the memo
     replayed (an oracle with a grey-box ``_memo``) — and the pair, attack, threshold and direction

@@ -167,7 +167,7 @@ class Dataset:
 
     @property
     def frequencies(self) -> np.ndarray:
-        """True frequencies f_v = counts_v / n (float64, sums to 1).
+        """True frequencies :math:`f_v = c_v / n`, c = ``counts`` (float64, sums to 1).
 
         Examples
         --------

@@ -25,7 +25,7 @@ def _check_real(x, name: str, *, positive: bool) -> float:
 
 
 def zipf_probabilities(d: int = 1024, s: float = 1.5) -> np.ndarray:
-    """Truncated Zipf law on 0..d−1: P(v) = (v+1)^(−s) / Σ_{k=1..d} k^(−s).
+    """Truncated Zipf law on 0..d−1: :math:`P(v) = (v+1)^{-s} / Σ_{k=1}^{d} k^{-s}`.
 
     The distribution the Zipf dataset of Wang et al. (arXiv §4, NDSS 2020 §VI-A) draws from.
 
@@ -119,7 +119,7 @@ def zipf(n: int = 10**6, d: int = 1024, s: float = 1.5, *, rng) -> Dataset:
 
 
 def beta_probabilities(d: int = 400, a: float = 50.0, b: float = 2.0) -> np.ndarray:
-    """Bucket probabilities of ``floor(d·X)``, X ~ Beta(a, b): P(v) = I_{(v+1)/d}(a,b) − I_{v/d}(a,b).
+    """Bucket probabilities of ``floor(d·X)``, X ~ Beta(a, b): :math:`P(v) = I_{(v+1)/d}(a,b) - I_{v/d}(a,b)`.
 
     The expected histogram of the Beta dataset of Wang et al. (arXiv App. C.1) divided by n;
     ``I`` is the regularised incomplete beta function (``scipy.special.betainc``).

@@ -18,7 +18,7 @@ _U = Fraction(1, 2 ** 53)  # the unit roundoff of float64
 
 
 def exp_lower(epsilon: float) -> Fraction:
-    """A rational T ≤ e^ε: the Taylor polynomial Σ_{k≤K} ε^k/k! of the float ε taken exactly (every
+    """A rational :math:`T ≤ e^ε`: the Taylor polynomial :math:`Σ_{k≤K} ε^k/k!` of the float ε taken exactly (every
     term positive, so every partial sum is a lower bound), K the first order whose term falls below
     10⁻³⁰ of the sum.
 
@@ -63,7 +63,7 @@ class LDPCheck:
         A rational upper bound of max over rows y and values u, v of P[y|u]/P[y|v], P the strategy's
         columns normalised (the law the sampler draws).
     exp_lower : Fraction
-        A rational lower bound of e^ε (:func:`exp_lower`).
+        A rational lower bound of :math:`e^ε` (:func:`exp_lower`).
     rows : int
         Outputs checked (rows that are zero in every column never occur and are skipped).
 
@@ -104,7 +104,7 @@ class LDPCheck:
 def verify_ldp(Q, epsilon: float) -> LDPCheck:
     """Prove (or refute) that the strategy Q is ε-LDP, in exact arithmetic.
 
-    The law sampled is P = Q/S with S_u = Σ_y Q[y, u]. Each float entry is an exact rational; each
+    The law sampled is P = Q/S with :math:`S_u = Σ_y Q_{yu}`. Each float entry is an exact rational; each
     row's max_u Q/min_u Q is formed exactly; the column sums are bounded rigorously from their float
     sums ŝ by |ŝ − S| ≤ γ_m S, γ_m = m·2⁻⁵³/(1 − m·2⁻⁵³) (any summation order; Higham, *Accuracy and
     Stability of Numerical Algorithms*, §4.2); then P[y|u]/P[y|v] ≤ (max Q_y/min Q_y)·(max S/min S),

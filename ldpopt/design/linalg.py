@@ -24,7 +24,7 @@ def _inverse_information(Q: np.ndarray) -> np.ndarray | None:
 
 
 def reconstruction(Q) -> np.ndarray:
-    """V = (QᵀD⁻¹Q)⁻¹QᵀD⁻¹ (d × m), the unbiased least-squares reconstruction: VQ = I, and
+    """:math:`V = (Q^T D^{-1} Q)^{-1} Q^T D^{-1}` (d × m), the unbiased least-squares reconstruction: VQ = I, and
     x̂ = V y / n estimates the frequencies from the output counts y.
 
     Parameters

@@ -28,28 +28,28 @@ _DROP = 1e-10
 
 @dataclass(frozen=True)
 class Design:
-    """A designed strategy and the evidence about it (what :func:`design` returns).
+    r"""A designed strategy and the evidence about it (what :func:`design` returns).
 
     Parameters
     ----------
     strategy : ndarray (m, d)
-        Q[y, v] = Pr[output y | value v]; every column a distribution, every row within e^ε.
+        Q[y, v] = Pr[output y | value v]; every column a distribution, every row within :math:`e^ε`.
     epsilon : float
         The privacy budget the strategy satisfies (proved by :func:`ldpopt.design.verify_ldp`).
     gram : ndarray (d, d)
-        WᵀW of the workload.
+        :math:`W^T W` of the workload.
     workload : str
         The workload's name (or "matrix").
     objective : float
-        McKenna et al.'s average-case objective, per user: tr[(QᵀD⁻¹Q)⁻¹WᵀW]/d − tr(WᵀW)/d with
+        McKenna et al.'s average-case objective, per user: :math:`\mathrm{tr}[(Q^T D^{-1} Q)^{-1} W^T W]/d - \mathrm{tr}(W^T W)/d` with
         D = diag(Q1) — the mean over values u of :attr:`per_value` (the workload's total squared
-        error for n users of frequencies f is fᵀ·per_value / n).
+        error for n users of frequencies f is :math:`f^T` ``per_value`` / n).
     per_value : ndarray (d,)
         z_u, the workload's total variance contributed by one user of value u.
     start : str
         The starting point the strategy descends from: "random", a built-in's name or "matrix".
     stationarity : float
-        ‖Q − Π(Q − t∇)‖_F / (t‖∇‖_F) at the last step t (0 at a stationary point of the
+        :math:`\lVert Q - Π(Q - t∇) \rVert_F / (t \lVert ∇ \rVert_F)` at the last step t (0 at a stationary point of the
         projected step for the final row bounds; 1 when the whole step is feasible).
     iterations : int
         Accepted gradient steps.
@@ -140,7 +140,7 @@ def _gradient(Q: np.ndarray, X: np.ndarray, G: np.ndarray) -> np.ndarray:
 
 
 def per_value_error(Q, gram) -> np.ndarray:
-    """z_u = Σ_y Q[y, u]·V[:, y]ᵀ G V[:, y] − G[u, u]: the workload's total variance from one user
+    """:math:`z_u = Σ_y Q_{yu} V_{:y}^T G V_{:y} - G_{uu}`: the workload's total variance from one user
     of value u (McKenna et al. §4; the authors' code's "magic vector"), V :func:`reconstruction`.
 
     Parameters
@@ -170,7 +170,7 @@ def per_value_error(Q, gram) -> np.ndarray:
 
 
 def objective(Q, gram) -> float:
-    """McKenna et al.'s average-case objective: tr[(QᵀD⁻¹Q)⁻¹ G]/d − tr(G)/d, the mean of
+    r"""McKenna et al.'s average-case objective: :math:`\mathrm{tr}[(Q^T D^{-1} Q)^{-1} G]/d - \mathrm{tr}(G)/d`, the mean of
     :func:`per_value_error` over the values.
 
     Parameters
@@ -183,7 +183,7 @@ def objective(Q, gram) -> float:
     Returns
     -------
     float
-        +inf when QᵀD⁻¹Q is singular.
+        +inf when :math:`Q^T D^{-1} Q` is singular.
 
     Examples
     --------
@@ -199,7 +199,7 @@ def objective(Q, gram) -> float:
 
 # -- the feasible set -----------------------------------------------------------------------------------
 def project_columns(R, lo, hi) -> np.ndarray:
-    """Euclidean projection of every column of R onto {q : lo ≤ q ≤ hi, Σq = 1} (the bounded simplex;
+    r"""Euclidean projection of every column of R onto :math:`\{q : lo ≤ q ≤ hi, Σ q = 1\}` (the bounded simplex;
     McKenna et al. §5), vectorised over columns: bisection on the shift λ of clip(r + λ, lo, hi),
     then the exact λ on the final free set.
 
@@ -208,7 +208,7 @@ def project_columns(R, lo, hi) -> np.ndarray:
     R : array_like (m, d)
         Columns to project.
     lo, hi : array_like (m,)
-        Bounds per row, with Σlo ≤ 1 ≤ Σhi and lo ≤ hi.
+        Bounds per row, with :math:`Σ lo ≤ 1 ≤ Σ hi` and :math:`lo ≤ hi`.
 
     Returns
     -------

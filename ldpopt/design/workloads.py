@@ -19,7 +19,7 @@ _MAX_CELLS = 1 << 28
 
 
 def identity(d: int) -> np.ndarray:
-    """Every single frequency: W = I_d.
+    """Every single frequency: :math:`W = I_d`.
 
     Parameters
     ----------
@@ -64,10 +64,10 @@ def prefixes(d: int) -> np.ndarray:
 
 
 def all_ranges(d: int) -> np.ndarray:
-    """Every range [a, b], 0 ≤ a ≤ b < d: d(d + 1)/2 rows (McKenna et al., the All Range workload).
+    r"""Every range [a, b], :math:`0 ≤ a ≤ b < d`: d(d + 1)/2 rows (McKenna et al., the All Range workload).
 
-    Only its Gram matrix WᵀW enters the design; :func:`gram` of this workload has the closed form
-    (WᵀW)[u, v] = (min(u, v) + 1)(d − max(u, v)), which the designer uses instead for large d.
+    Only its Gram matrix :math:`W^T W` enters the design; :func:`gram` of this workload has the closed form
+    :math:`(W^T W)_{uv} = (\min(u, v) + 1)(d - \max(u, v))`, which the designer uses instead for large d.
 
     Parameters
     ----------
@@ -100,7 +100,7 @@ def all_ranges(d: int) -> np.ndarray:
 
 
 def range_gram(d: int) -> np.ndarray:
-    """WᵀW of :func:`all_ranges` in closed form: the number of ranges holding both u and v,
+    """:math:`W^T W` of :func:`all_ranges` in closed form: the number of ranges holding both u and v,
     (min(u, v) + 1)(d − max(u, v)).
 
     Parameters
@@ -141,7 +141,7 @@ def marginals(shape, k: int) -> np.ndarray:
 
     Returns
     -------
-    ndarray (Σ over attribute sets of the cells, Π shape)
+    ndarray (sum over attribute sets of the cells, product of shape)
 
     Examples
     --------

@@ -64,8 +64,8 @@ def _assemble(kept_values: list, fragment_bits: int, max_candidates: int) -> np.
 def sfp(codes, counts, *, total_bits: int, epsilon: float, k: int, fragment_bits: int = 8,
         k_fragments: int | None = None, oracle: OracleSpec = DEFAULT_ORACLE, word_oracle: OracleSpec | None = None,
         max_candidates: int = 1 << 20, rng, exact: bool = False) -> HeavyHitters:
-    """Find the top-``k`` strings with SFP (module notes). ``fragment_bits`` r must divide
-    ``total_bits`` and be ≤ 16 (the fragment domain is 256·2^r); ``exact``: real protocol or fast path.
+    r"""Find the top-``k`` strings with SFP (module notes). ``fragment_bits`` r must divide
+    ``total_bits`` and be ≤ 16 (the fragment domain is :math:`256 \cdot 2^r`); ``exact``: real protocol or fast path.
 
     Parameters
     ----------

@@ -30,7 +30,7 @@ def threshold(sigma2: float, candidates: int, beta: float = 0.05) -> float:
 def treehist(codes, counts, *, total_bits: int, epsilon: float, step_bits: int = 1, k: int | None = None,
              beta: float = 0.05, max_keep: int | None = None, oracle: OracleSpec = "olh",
              word_oracle: OracleSpec | None = None, rng, exact: bool = False) -> HeavyHitters:
-    """Find the heavy hitters with TreeHist (module notes). ``codes``/``counts``: the population as
+    r"""Find the heavy hitters with TreeHist (module notes). ``codes``/``counts``: the population as
     a histogram of ``total_bits``-bit codes; ``step_bits`` η must divide ``total_bits``; ``k``: top-k
     mode (else the threshold rule with ``beta``); ``oracle``/``word_oracle``: the prefix and word
     channels (the word channel defaults to ``oracle``); ``exact``: real protocol or fast path.
@@ -49,7 +49,7 @@ def treehist(codes, counts, *, total_bits: int, epsilon: float, step_bits: int =
     k : int, optional
         Top-k mode: keep the top-k per level and report the top-k; None: the threshold rule.
     beta : float, default 0.05
-        Failure probability of the threshold rule τ = σ·√(2 ln(C/β)), in (0, 1).
+        Failure probability of the threshold rule :math:`τ = σ \sqrt{2 \ln(C/β)}`, in (0, 1).
     max_keep : int, optional
         Most prefixes kept per level (default 4·k, or 256 without k).
     oracle : str or callable, default "olh"

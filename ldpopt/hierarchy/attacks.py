@@ -32,7 +32,7 @@ _LINEAR_GLS = ("gls", "gls-norm-sub", "gls-clip-round")      # read through the 
 
 
 def range_weights(est: HierarchicalEstimate, a: int, b: int) -> np.ndarray:
-    """w with wᵀy = the consistent answer of the range [a, b] (inclusive) from the raw node
+    """w with :math:`w^T y` = the consistent answer of the range [a, b] (inclusive) from the raw node
     estimates y: the adjoint of the two passes applied to the range's leaf indicator.
 
     Parameters
@@ -363,8 +363,8 @@ def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str
 
 
 def gof_test(est: HierarchicalEstimate) -> tuple[float, int, float, np.ndarray]:
-    """The GLS goodness-of-fit test of the tree: T = Σ_v (y_v − x̂_v)²/var_v over the measured nodes,
-    χ² with one degree of freedom per redundant measurement (the internal nodes) when the levels
+    r"""The GLS goodness-of-fit test of the tree: :math:`T = Σ_v (y_v - \hat x_v)^2/\mathrm{var}_v` over the measured nodes,
+    :math:`χ^2` with one degree of freedom per redundant measurement (the internal nodes) when the levels
     agree; a poisoned level pulls them apart.
 
     Parameters

@@ -135,7 +135,7 @@ def design(d: int, n: int, oracle: str, epsilon: float, branching: int = 2, **or
     of a hierarchical histogram over d values with n users (no data needed).
 
     The protocol of :func:`collect` (Cormode, Kulkarni & Srivastava, VLDB 2019, §4); the model
-    variance of level k is arXiv Eq. 7, q(1−q)/(n_k(p−q)²).
+    variance of level k is arXiv Eq. 7, :math:`q(1-q)/(n_k(p-q)^2)`.
 
     Parameters
     ----------

@@ -30,7 +30,7 @@ def node_variances(tree: RangeTree, var) -> np.ndarray:
 
 
 def _sum_children(tree, k, a):
-    """Σ over the children (level k) of each level-(k+1) node, column-wise for 2-D ``a``."""
+    """The sum over the children (level k) of each level-(k+1) node, column-wise for 2-D ``a``."""
     # siblings are contiguous runs of B (the last may be shorter): one reduceat per level
     return np.add.reduceat(a, np.arange(0, int(tree.level_size[k]), tree.branching), axis=0)
 
@@ -120,8 +120,8 @@ def consistency(tree: RangeTree, y, var) -> np.ndarray:
 
 
 def consistency_adjoint(tree: RangeTree, xbar, var) -> np.ndarray:
-    """Lᵀ xbar for the linear map x = L y of :func:`consistency` (same ``var``): row u of a query
-    matrix goes to the weights Lᵀu on the raw node estimates, so Var(uᵀx) = (Lᵀu)ᵀ Cov(y) (Lᵀu).
+    r""":math:`L^T \bar x` for the linear map :math:`x = L y` of :func:`consistency` (same ``var``): row u of a query
+    matrix goes to the weights :math:`L^T u` on the raw node estimates, so :math:`\mathrm{Var}(u^T x) = (L^T u)^T \mathrm{Cov}(y) (L^T u)`.
     ``xbar``: shape (size,) or (size, m). Reverse-mode of the two passes, O(size · m).
 
     Parameters

@@ -117,7 +117,7 @@ def _adjoint(tree: Tree, ps: _Passes, xbar: np.ndarray) -> np.ndarray:
 
 @dataclass
 class GLSFit:
-    """The consistent GLS fit of a tree of noisy totals, its exact variances, and linear queries.
+    r"""The consistent GLS fit of a tree of noisy totals, its exact variances, and linear queries.
 
     Built by :func:`gls`. Arrays are in the caller's node numbering.
 
@@ -136,7 +136,7 @@ class GLSFit:
     x : ndarray
         The consistent fit (every internal node the sum of its children).
     variance : ndarray
-        Var(x̂_v − x_v) per node, exact for independent measurement errors of the stated variances.
+        :math:`\mathrm{Var}(\hat x_v - x_v)` per node, exact for independent measurement errors of the stated variances.
 
     Examples
     --------
@@ -168,7 +168,7 @@ class GLSFit:
         return np.sqrt(self.variance)
 
     def weights(self, w) -> np.ndarray:
-        """Lᵀw: the weights on the raw measurements of the linear query wᵀx̂ (x̂ = L y), by the
+        r""":math:`L^T w`: the weights on the raw measurements of the linear query :math:`w^T \hat x` (:math:`\hat x = L y`), by the
         reverse of the two passes, O(nodes · m).
 
         Parameters
@@ -256,7 +256,7 @@ class GLSFit:
         return to_engine(tab, engine, like=like)
 
     def query_variance(self, w, covariance=None) -> float | np.ndarray:
-        """Var(wᵀx̂) for each column w: Σ_v var_v (Lᵀw)_v² for independent measurements, or
+        r""":math:`\mathrm{Var}(w^T \hat x)` for each column w: :math:`Σ_v \mathrm{var}_v (L^T w)_v^2` for independent measurements, or
         ``covariance(u)`` = uᵀ Cov(y) u (column-wise) for a noise source whose measurements
         correlate (e.g. one frequency oracle's values within a level).
 
@@ -296,16 +296,16 @@ class GLSFit:
 
 
 def gls(tree: Tree, y, var) -> GLSFit:
-    """The generalised least-squares fit of noisy node totals under the tree's equalities (every
-    internal node = Σ of its children), weights 1/var, in O(nodes) time and memory.
+    r"""The generalised least-squares fit of noisy node totals under the tree's equalities (every
+    internal node = the sum of its children), weights 1/var, in O(nodes) time and memory.
 
     Two passes over the depths (Hay, Rastogi, Miklau & Suciu, VLDB 2010, §3, generalised to any
     fan-out and any per-node variance as in Cumings-Menon, *Least Squares Estimation for
     Hierarchical Data*, arXiv 2404.13164): bottom-up, each node's subtree estimate z combines its own
     measurement with the sum S of its children's by inverse-variance weighting, with variance
-    V = (1/var + 1/T)⁻¹, T = Σ_children V; top-down, x̂_root = z_root and each child takes
-    x̂_c = z_c + (V_c/T_p)(x̂_p − S_p). The exact variances follow the same passes:
-    Var(x̂_c − x_c) = V_c(1 − V_c/T_p) + (V_c/T_p)² Var(x̂_p − x_p). This is the unconstrained GLS
+    :math:`V = (1/\mathrm{var} + 1/T)^{-1}`, :math:`T = Σ_{\mathrm{children}} V`; top-down, :math:`\hat x_{\mathrm{root}} = z_{\mathrm{root}}` and each child takes
+    :math:`\hat x_c = z_c + (V_c/T_p)(\hat x_p - S_p)`. The exact variances follow the same passes:
+    :math:`\mathrm{Var}(\hat x_c - x_c) = V_c(1 - V_c/T_p) + (V_c/T_p)^2 \mathrm{Var}(\hat x_p - x_p)`. This is the unconstrained GLS
     (the best linear unbiased estimate for independent errors): a negative or non-integer fit is
     possible; for f ≥ 0 or integer invariants state the tree as a ``Problem`` (:meth:`Tree.groups`
     gives its :class:`~ldpopt.problems.Hierarchy`).

@@ -37,7 +37,7 @@ def _children(counts_pad: np.ndarray, level: int) -> np.ndarray:
 def haar_collect(true_counts, epsilon: float, *, rng) -> tuple[list[np.ndarray], int]:
     """(θ̂ per level, d) from simulated HaarHRR reports of users with histogram ``true_counts``.
 
-    Cormode, Kulkarni & Srivastava, VLDB 2019, §5 (HaarHRR); the domain padded to 2^J and the users
+    Cormode, Kulkarni & Srivastava, VLDB 2019, §5 (HaarHRR); the domain padded to :math:`2^J` and the users
     split into J equal groups (module notes).
 
     Parameters
@@ -52,7 +52,7 @@ def haar_collect(true_counts, epsilon: float, *, rng) -> tuple[list[np.ndarray],
     Returns
     -------
     theta : list of ndarray
-        Level ℓ's 2^ℓ estimated coefficients, ℓ = 0 … J − 1.
+        Level ℓ's :math:`2^ℓ` estimated coefficients, ℓ = 0 … J − 1.
     d : int
         The domain size.
 
@@ -98,7 +98,7 @@ def haar_collect(true_counts, epsilon: float, *, rng) -> tuple[list[np.ndarray],
 
 
 def haar_leaves(theta: list[np.ndarray], d: int) -> np.ndarray:
-    """The leaf frequencies reconstructed from the total 1 and the coefficients (first d of 2^J).
+    """The leaf frequencies reconstructed from the total 1 and the coefficients (first d of :math:`2^J`).
 
     Level by level, left = (parent + θ)/2 and right = (parent − θ)/2 (Cormode, Kulkarni &
     Srivastava, VLDB 2019, §5).
@@ -140,7 +140,7 @@ def _adjoint(u_pad: np.ndarray, J: int) -> list[np.ndarray]:
 
 
 def haar_range_variance(f, n: int, epsilon: float, a, b) -> np.ndarray:
-    """Exact Var of HaarHRR's answers to the ranges [a_i, b_i] (true leaf frequencies ``f``, n users).
+    """Exact Var of HaarHRR's answers to the ranges :math:`[a_i, b_i]` (true leaf frequencies ``f``, n users).
 
     The covariance of each level's coefficients given the group plus the sampling of the group
     (module notes), pushed through the reconstruction's adjoint.

@@ -60,7 +60,7 @@ def nonnegative_qp(tree: RangeTree, y, var, **solver_options) -> np.ndarray:
     """Node totals of the exact non-negative weighted least squares (module notes).
 
     Our addition (neither Hay et al. 2010 nor Cormode et al. 2019): minimise
-    Σ_v ((A ℓ)_v − y_v)²/s_v over leaves ℓ ≥ 0, Σ ℓ = 1, with cvxpy (Clarabel).
+    :math:`Σ_v ((A ℓ)_v - y_v)^2/s_v` over leaves :math:`ℓ ≥ 0, Σ ℓ = 1`, with cvxpy (Clarabel).
 
     Parameters
     ----------

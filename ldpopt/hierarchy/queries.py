@@ -26,7 +26,7 @@ def _ab(a, b, d):
 
 
 def leaf_answers(leaves, a, b) -> np.ndarray:
-    """Σ_{v=a_i}^{b_i} leaves[v] for each range (prefix sums; ``leaves`` (d,) or (d, m)).
+    """:math:`Σ_{v=a_i}^{b_i}` ``leaves[v]`` for each range (prefix sums; ``leaves`` (d,) or (d, m)).
 
     Parameters
     ----------
@@ -59,7 +59,7 @@ def leaf_answers(leaves, a, b) -> np.ndarray:
 
 
 def cover_answers(tree: RangeTree, nodes, a, b) -> np.ndarray:
-    """Σ of ``nodes`` (one value per tree node) over each range's greedy cover.
+    """The sum of ``nodes`` (one value per tree node) over each range's greedy cover.
 
     The cover is the O(B log_B d) nodes of :meth:`~ldpopt.problems.constraints.ranges.RangeTree.cover`
     (Cormode et al. VLDB 2019 §4.1); for a consistent tree it equals :func:`leaf_answers`.

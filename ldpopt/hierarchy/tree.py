@@ -242,7 +242,7 @@ class Tree:
         return slice(int(self.level_start[k]), int(self.level_start[k + 1]))
 
     def sum_children(self, k: int, a: np.ndarray) -> np.ndarray:
-        """Σ over the children of each internal node of depth ``k`` of the layout array ``a``
+        """The sum over the children of each internal node of depth ``k`` of the layout array ``a``
         (rows; 1-D or 2-D), in the order of :meth:`internal`.
 
         Parameters

@@ -16,7 +16,7 @@ __all__ = ["flat_range_variance", "fo_quadform", "hierarchical_range_variance", 
 
 
 def range_matrix(d: int, a, b) -> sp.csr_matrix:
-    """R (queries × d) with row i the indicator of the inclusive range [a_i, b_i]."""
+    """R (queries × d) with row i the indicator of the inclusive range :math:`[a_i, b_i]`."""
     a, b = _ab(a, b, d)
     lens = b - a + 1
     rows = np.repeat(np.arange(a.shape[0]), lens)
@@ -43,7 +43,7 @@ def fo_quadform(fo, f, n_k: int, N: int, W) -> np.ndarray:
 
 
 def flat_range_variance(f, n: int, oracle: str, epsilon: float, a, b, **oracle_params) -> np.ndarray:
-    """Var of the flat answer Σ_{v=a}^{b} f̃_v (one oracle over the d leaves, all n users).
+    r"""Var of the flat answer :math:`Σ_{v=a}^{b} \tilde f_v` (one oracle over the d leaves, all n users).
 
     Exact: the oracle's count covariance at n users (module notes), not only its diagonal.
 
@@ -91,11 +91,11 @@ def flat_range_variance(f, n: int, oracle: str, epsilon: float, a, b, **oracle_p
 
 def hierarchical_range_variance(f, n: int, oracle: str, epsilon: float, branching: int, a, b,
                                 consistent: bool = True, **oracle_params) -> np.ndarray:
-    """Var of the hierarchical histogram's answers to the ranges [a_i, b_i] (true leaf frequencies
+    """Var of the hierarchical histogram's answers to the ranges :math:`[a_i, b_i]` (true leaf frequencies
     ``f``, n users, :func:`.collect.collect`'s protocol): from the raw node estimates of each
     range's cover (``consistent=False``) or from the consistent estimate (any decomposition).
 
-    Per level, the oracle's exact covariance at n_k users plus the sampling covariance of the
+    Per level, the oracle's exact covariance at :math:`n_k` users plus the sampling covariance of the
     group (module notes), through :func:`consistency_adjoint` when ``consistent``.
 
     Parameters

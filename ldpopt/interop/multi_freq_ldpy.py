@@ -81,8 +81,8 @@ def read_ue(reports, epsilon: float, k: int, optimal: bool = True) -> Partial:
 
 
 def read_lh(reports, epsilon: float, k: int, optimal: bool = True) -> Partial:
-    """LH_Client reports ((value, seed) pairs, value in [0, g)) as an OLH(ε, k, g) partial, g as the
-    library chooses it (``optimal``: round(e^ε) + 1, else 2); hashes as the library's ``xxh32``.
+    r"""LH_Client reports ((value, seed) pairs, value in [0, g)) as an OLH(ε, k, g) partial, g as the
+    library chooses it (``optimal``: :math:`\mathrm{round}(e^ε) + 1`, else 2); hashes as the library's ``xxh32``.
 
     Parameters
     ----------

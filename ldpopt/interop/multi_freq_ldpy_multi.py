@@ -127,7 +127,7 @@ def read_smp(reports, domains, inner: str = "grr") -> tuple:
 
 def read_rsfd(reports, domains, inner: str = "grr"):
     """``RSpFD_GRR_Client`` / ``RSpFD_UE_zero_Client`` reports → what ``multi.rsfd(domains, ε, inner)``
-    aggregates: an (n, k) int array (GRR) or one bool (n, d_j) array per attribute (OUE-z).
+    aggregates: an (n, k) int array (GRR) or one bool :math:`(n, d_j)` array per attribute (OUE-z).
 
     Parameters
     ----------

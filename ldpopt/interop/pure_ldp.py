@@ -87,7 +87,7 @@ def _lh_pairs(reports, g: int, name: str, seed_high: int):
 
 
 def read_lh(reports, epsilon: float, d: int, g: int = 2, use_olh: bool = False) -> Partial:
-    """LHClient reports ``(y, seed)`` → OLH partial with pure-ldp's g (2 unless ``use_olh``).
+    r"""LHClient reports ``(y, seed)`` → OLH partial with pure-ldp's g (2 unless ``use_olh``).
 
     Parameters
     ----------
@@ -100,7 +100,7 @@ def read_lh(reports, epsilon: float, d: int, g: int = 2, use_olh: bool = False) 
     g : int, default 2
         The client's g (ignored with ``use_olh``).
     use_olh : bool, default False
-        The client's ``use_olh``: g = round(e^ε) + 1.
+        The client's ``use_olh``: :math:`g = \mathrm{round}(e^ε) + 1`.
 
     Returns
     -------
@@ -178,7 +178,7 @@ def flh_pool_bias(f, epsilon: float, k: int, g: int = 2, use_olh: bool = False) 
 
         E[f̃_v] − f_v = (p − p*)/(p − 1/g) · Σ_{u≠v} f_u (ρ_uv − 1/g),
 
-    computed as (1/k)·Σ_i B_i[H_i(v)] − f_v − (1 − f_v)/g for the sum, with B_i[h] the mass f of the
+    computed as :math:`(1/k) Σ_i B_i[H_i(v)] - f_v - (1 - f_v)/g` for the sum, with B_i[h] the mass f of the
     values that seed i hashes to h. Over random pools ρ_uv is a mean of k Bernoulli(1/g): the squared
     bias averages ((p − p*)/(p − 1/g))²·(1/g)(1 − 1/g)/k·Σ_{u≠v} f_u², against OLH's variance
     ≈ (1/g)(1 − 1/g)/(n(p − 1/g)²): bias² < variance needs k > n·(p − p*)²·Σ_u f_u².

@@ -75,7 +75,7 @@ def parse_pem_reports(reports, groups: int) -> tuple[np.ndarray, np.ndarray, np.
 
 def read_pem(reports, *, epsilon: float, start_length: int, max_string_length: int, fragment_length: int,
              k: int) -> HeavyHitters:
-    """The top-``k`` search of pure-ldp's ``PEMServer.find_heavy_hitters(k=k)`` on its clients'
+    r"""The top-``k`` search of pure-ldp's ``PEMServer.find_heavy_hitters(k=k)`` on its clients'
     ``reports`` (module notes), as an ldpopt :class:`~ldpopt.heavy.HeavyHitters` whose items are
     the strings' bit codes (``int(bits, 2)``) and whose levels hold each round's OLH Estimate.
 
@@ -86,7 +86,7 @@ def read_pem(reports, *, epsilon: float, start_length: int, max_string_length: i
     reports : list or ndarray
         The clients' outputs (:func:`parse_pem_reports`).
     epsilon : float
-        ε of the clients (keyword-only, as all that follow); g = round(e^ε) + 1.
+        ε of the clients (keyword-only, as all that follow); :math:`g = \mathrm{round}(e^ε) + 1`.
     start_length : int
         pure-ldp's ``start_length``.
     max_string_length : int
@@ -140,7 +140,7 @@ def read_pem(reports, *, epsilon: float, start_length: int, max_string_length: i
 
 
 def peer_frequencies(result: HeavyHitters) -> np.ndarray:
-    """What pure-ldp's server reports for the found items: G·n_j·f̃ (count estimates scaled by the
+    r"""What pure-ldp's server reports for the found items: :math:`G n_j \tilde f` (count estimates scaled by the
     number of groups), from the last round of a :func:`read_pem` result.
 
     Parameters

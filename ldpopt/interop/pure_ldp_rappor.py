@@ -189,7 +189,7 @@ def peer_oracle(f: float, num_bits: int, positions) -> RAPPOR:
 
 
 def server_design(oracle: RAPPOR) -> sp.csc_matrix:
-    """The server's X[(c, t), v] = 1[t ∈ B_{c,v}] (rows c·T + t), sparse CSC with ≤ C·h ones a column.
+    """The server's :math:`X[(c, t), v] = 1[t ∈ B_{c,v}]` (rows c·T + t), sparse CSC with ≤ C·h ones a column.
 
     Parameters
     ----------

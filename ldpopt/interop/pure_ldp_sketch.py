@@ -67,7 +67,7 @@ def peer_server(epsilon: float, k: int, m: int, hadamard: bool = False):
 
 
 def peer_buckets(hash_funcs, items) -> np.ndarray:
-    """The peer family's table h_l(item) as int64 (k, d): each of the k callables on each item.
+    """The peer family's table :math:`h_l` (item) as int64 (k, d): each of the k callables on each item.
 
     Parameters
     ----------

@@ -275,7 +275,7 @@ def column_counts(packed: np.ndarray, d: int, device: str) -> np.ndarray:
 
 
 def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int, device: str) -> np.ndarray:
-    """OLH's support counts from int64 keys and reports r ∈ [0, g), on ``device`` "cpu" or "cuda"
+    r"""OLH's support counts from int64 keys and reports r ∈ [0, g), on ``device`` "cpu" or "cuda"
     (the numpy reference stays in ``OLH.aggregate``).
 
     Parameters
@@ -294,7 +294,7 @@ def hash_counts(keys: np.ndarray, r: np.ndarray, d: int, g: int, device: str) ->
     Returns
     -------
     ndarray of int64, shape (d,)
-        c_v = #{i : H_{s_i}(v) = r_i}.
+        :math:`c_v = \#\{i : H_{s_i}(v) = r_i\}`.
 
     Examples
     --------
@@ -322,7 +322,7 @@ def _cpu_only(device: str, what: str) -> None:
 
 
 def hash_row_counts(keys: np.ndarray, r: np.ndarray, values: np.ndarray, g: int, device: str) -> np.ndarray:
-    """Per OLH/BLH report (s_i, r_i), #{v ∈ ``values`` : H_{s_i}(v) = r_i}, on ``device`` "cpu"
+    r"""Per OLH/BLH report :math:`(s_i, r_i)`, :math:`\#\{v ∈ V : H_{s_i}(v) = r_i\}` (V = ``values``), on ``device`` "cpu"
     (:mod:`.cpu_reports`; the numpy references are ``robust.support_sizes`` and ``robust.suspect_scores``).
 
     Parameters

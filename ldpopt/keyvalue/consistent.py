@@ -38,7 +38,7 @@ def consistent_problem(protocol, counts, n: int) -> tuple[Problem, PairEstimate]
     Returns
     -------
     (Problem, PairEstimate)
-        The problem over z = (h⁺, h⁻, r) and the unbiased shares it was built from.
+        The problem over :math:`z = (h^+, h^-, r)` and the unbiased shares it was built from.
 
     Raises
     ------
@@ -84,7 +84,7 @@ class ConsistentKV(KVEstimate):
 
 
 def solve_consistent(protocol, counts, n: int, solver=None) -> ConsistentKV:
-    """Solve :func:`consistent_problem` and map z back to (f, m): f = ℓ(h⁺ + h⁻), m = (h⁺ − h⁻)/(h⁺ + h⁻)
+    """Solve :func:`consistent_problem` and map z back to (f, m): :math:`f = ℓ(h^+ + h^-)`, :math:`m = (h^+ - h^-)/(h^+ + h^-)`
     (m = 0 where f = 0: no information; a choice), with ldpopt's certificate of the solution.
 
     Parameters

@@ -85,7 +85,7 @@ class KVData:
 
     @property
     def sizes(self) -> np.ndarray:
-        """|S_u| for every user.
+        """:math:`|S_u|` for every user.
 
         Examples
         --------
@@ -108,7 +108,7 @@ class KVData:
         return np.repeat(np.arange(self.n), self.sizes)
 
     def frequencies(self) -> np.ndarray:
-        """f_k = (users holding k) / n.
+        """:math:`f_k` = (users holding k) / n.
 
         Returns
         -------
@@ -124,7 +124,7 @@ class KVData:
         return np.bincount(self.keys, minlength=self.d) / self.n
 
     def means(self) -> np.ndarray:
-        """m_k = mean value among the users holding k; 0 for a key nobody holds.
+        """:math:`m_k` = mean value among the users holding k; 0 for a key nobody holds.
 
         Returns
         -------
@@ -219,9 +219,9 @@ def _draw_sets(n, d, sizes, weights, rng):
 def power_law(n: int, d: int = 100, *, alpha: float = 1.0, items: int = 1, sigma: float = 0.3, rng=None) -> KVData:
     """Synthetic key–value data with power-law key popularity.
 
-    Key k (0-based) is drawn ∝ (k + 1)^−α (without replacement within a user); each user holds
-    ``items`` keys; key k has a centre μ_k uniform on [−1, 1] (drawn once) and a user's value is
-    N(μ_k, σ²) clipped to [−1, 1]. The key–value papers' synthetic setting (PCKV §6 uses power-law
+    Key k (0-based) is drawn :math:`∝ (k + 1)^{-α}` (without replacement within a user); each user holds
+    ``items`` keys; key k has a centre :math:`μ_k` uniform on [−1, 1] (drawn once) and a user's value is
+    :math:`N(μ_k, σ^2)` clipped to [−1, 1]. The key–value papers' synthetic setting (PCKV §6 uses power-law
     and Gaussian key laws with one pair per user; PrivKV §VI power-law keys); the value law is a
     choice where they differ.
 
@@ -267,9 +267,9 @@ def power_law(n: int, d: int = 100, *, alpha: float = 1.0, items: int = 1, sigma
 
 
 def ratings_like(n: int = 20_000, d: int = 200, *, rng=None) -> KVData:
-    """A SYNTHETIC stand-in for a real rating dataset (MovieLens/clothing-rating-like; not real data).
+    r"""A SYNTHETIC stand-in for a real rating dataset (MovieLens/clothing-rating-like; not real data).
 
-    Items ∝ rank^−0.8; a user rates 1 + Poisson(2) items (at most d); ratings 1..5 with a per-item
+    Items :math:`∝ \mathrm{rank}^{-0.8}`; a user rates 1 + Poisson(2) items (at most d); ratings 1..5 with a per-item
     quality, mapped to [−1, 1] as (r − 3)/2. Used where the papers use a real rating set, which no
     installed package ships; results on it are labelled synthetic.
 

@@ -26,9 +26,9 @@ class KVEstimate:
     Parameters
     ----------
     freq : ndarray (d,)
-        Estimated f_k.
+        Estimated :math:`f_k`.
     mean : ndarray (d,)
-        Estimated m_k.
+        Estimated :math:`m_k`.
     method : str
         The estimator's name.
 

@@ -78,7 +78,7 @@ def base(estimate: Estimate) -> np.ndarray:
     label="Base-Pos", family="closed-form", batched=lambda estimate, F: np.maximum(F, 0.0),
 )
 def base_pos(estimate: Estimate) -> np.ndarray:
-    """Base-Pos (arXiv §3.1): f'_v = max(f̃_v, 0)."""
+    r"""Base-Pos (arXiv §3.1): :math:`f'_v = \max(\tilde f_v, 0)`."""
     return np.maximum(_check_estimate(estimate).f_tilde, 0.0)
 
 
@@ -95,15 +95,17 @@ def base_pos(estimate: Estimate) -> np.ndarray:
     label="Base-Cut", family="closed-form", batched=lambda estimate, F, alpha=2.0: _cut_rows(estimate, F, alpha),
 )
 def base_cut(estimate: Estimate, alpha: float = 2.0) -> np.ndarray:
-    """Base-Cut (arXiv §3.1, Eq. 9): keep f̃_v when f̃_v ≥ T, set it to 0 otherwise.
+    r"""Base-Cut (arXiv §3.1, Eq. 9): keep :math:`\tilde f_v` when :math:`\tilde f_v \ge T`, set it to 0 otherwise.
 
     Parameters
     ----------
     alpha : float, default 2
-        0 < α ≤ d. The paper's choice α = 2 (§3.1); α = 0.05 is the classic sensitivity threshold.
+        :math:`0 < α \le d`. The paper's choice α = 2 (§3.1); α = 0.05 is the classic sensitivity threshold.
 
+    Notes
+    -----
     Choices where the paper is silent: an estimate exactly at T is kept ("below T" is cut); the
-    effective threshold is max(T, 0), so that for α ≥ d/2 (where Φ⁻¹(1 − α/d) ≤ 0) negative
+    effective threshold is :math:`\max(T, 0)`, so that for :math:`α \ge d/2` (where :math:`Φ^{-1}(1 - α/d) \le 0`) negative
     estimates are still cut and Table 1's "non-negative: yes" holds.
     """
     est = _check_estimate(estimate)

@@ -31,7 +31,7 @@ def _total_known(est: Estimate) -> bool:
     label="Clip-Round",  # no family: a release to compare against, not one of choose's candidates
 )
 def clip_round(estimate: Estimate) -> np.ndarray:
-    """Presto's release of a noisy count, max(0, round(c̃_v)) with c̃ = n·f̃, as frequencies (divided
+    r"""Presto's release of a noisy count, :math:`\max(0, \mathrm{round}(\tilde c_v))` with :math:`\tilde c = n \tilde f`, as frequencies (divided
     by n; they need not sum to one).
 
     Parameters

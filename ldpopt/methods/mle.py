@@ -213,22 +213,23 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
                                     "simplex (arXiv §3.4, Eq. 13-14, App. A; NDSS §IV-D)", "weighted-mle"),
 )
 def mle_apx(estimate: Estimate, method: str = "sort", polish: bool = True) -> np.ndarray:
-    """MLE-Apx (arXiv §3.4): the exact solution of Eq. 13 from its KKT conditions.
+    r"""MLE-Apx (arXiv §3.4): the exact solution of Eq. 13 from its KKT conditions.
 
     Parameters
     ----------
     method : {"sort", "brentq"}
         ``"sort"`` (default): the breakpoint scan, exact; on pivots (expected O(d), :mod:`.threshold`),
         with the full sort only on the last few thousand candidates.
-        ``"brentq"``: 1-D root finding of Σ_v f_v(λ) = 1 in the common multiplier λ with
-        :func:`scipy.optimize.brentq` (tight xtol), f_v(λ) in closed form (a quadratic root); a
+        ``"brentq"``: 1-D root finding of :math:`\sum_v f_v(λ) = 1` in the common multiplier λ with
+        :func:`scipy.optimize.brentq` (tight xtol), :math:`f_v(λ)` in closed form (a quadratic root); a
         cross-check of the sort path.
     polish : bool, default True
         For ``"brentq"``: recompute x from the support the root identifies (makes it exact).
 
     Returns
     -------
-    ndarray (d,): f'_v = max((a_v − s x*)/(B + C x*), 0), see the module notes.
+    ndarray (d,)
+        :math:`f'_v = \max((a_v - s x^*)/(B + C x^*), 0)`, see the module notes.
     """
     est = _check_estimate(estimate)
     if not isinstance(polish, (bool, np.bool_)):

@@ -170,7 +170,7 @@ def _project_rows(F: np.ndarray) -> np.ndarray:
     batched=lambda estimate, F: F + ((1.0 - F.sum(axis=1)) / F.shape[1])[:, None],
 )
 def norm(estimate: Estimate) -> np.ndarray:
-    """Norm (arXiv §3.2): f'_v = f̃_v + δ, δ = (1 − Σ_x f̃_x)/d. Unbiased (NDSS Lemma 3), may be < 0."""
+    r"""Norm (arXiv §3.2): :math:`f'_v = \tilde f_v + δ`, :math:`δ = (1 - \sum_x \tilde f_x)/d`. Unbiased (NDSS Lemma 3), may be < 0."""
     f = _check_estimate(estimate).f_tilde
     return f + (1.0 - float(np.sum(f))) / f.shape[0]
 
@@ -187,10 +187,10 @@ def norm(estimate: Estimate) -> np.ndarray:
     pivot_scale=lambda F: positive_mass(F),
 )
 def norm_mul(estimate: Estimate) -> np.ndarray:
-    """Norm-Mul (arXiv §3.3): f'_v = max(γ f̃_v, 0) with γ such that Σ_v max(γ f̃_v, 0) = 1,
-    i.e. γ = 1/Σ_v max(f̃_v, 0).
+    r"""Norm-Mul (arXiv §3.3): :math:`f'_v = \max(γ \tilde f_v, 0)` with γ such that :math:`\sum_v \max(γ \tilde f_v, 0) = 1`,
+    i.e. :math:`γ = 1/\sum_v \max(\tilde f_v, 0)`.
 
-    Choice where the paper is silent: if every f̃_v ≤ 0 there is no such γ > 0; we return the
+    Choice where the paper is silent: if every :math:`\tilde f_v \le 0` there is no such γ > 0; we return the
     uniform vector 1/d (consistent, and what Norm-Mul returns in the limit of d equal tiny positive
     estimates).
     """
@@ -239,10 +239,10 @@ def _tie_closed_top_threshold(values_desc: np.ndarray, limit: float, strict: boo
     label="Norm-Cut", family="closed-form",
 )
 def norm_cut(estimate: Estimate) -> np.ndarray:
-    """Norm-Cut (arXiv §3.3).
+    r"""Norm-Cut (arXiv §3.3).
 
-    If Σ_v max(f̃_v, 0) ≤ 1: f' = max(f̃, 0) (sum < 1 unless the positive part sums to exactly 1).
-    Otherwise find the smallest θ with Σ_{v: f̃_v ≥ θ} f̃_v ≤ 1 and output f̃_v for f̃_v ≥ θ, 0 below.
+    If :math:`\sum_v \max(\tilde f_v, 0) \le 1`: :math:`f' = \max(\tilde f, 0)` (sum < 1 unless the positive part sums to exactly 1).
+    Otherwise find the smallest θ with :math:`\sum_{v: \tilde f_v \ge θ} \tilde f_v \le 1` and output :math:`\tilde f_v` for :math:`\tilde f_v \ge θ`, 0 below.
 
     Choices where the paper is silent:
 
@@ -252,7 +252,7 @@ def norm_cut(estimate: Estimate) -> np.ndarray:
     * if even the largest estimate exceeds 1, no θ keeps anything: the output is all zeros (the
       literal rule; Table 1's "almost" covers it).
     * the tests "≤ 1" are on the exact-arithmetic values: f̃ is only known to within its rounding
-      error, and the exact sum can be exactly 1 (GRR with every estimate positive: Σ f̃ = 1
+      error, and the exact sum can be exactly 1 (GRR with every estimate positive: :math:`\sum \tilde f = 1`
       identically, while the float sum is often 1 + 2.2e-16). So a sum counts as "> 1" only when
       its correctly rounded value (:func:`math.fsum`) exceeds 1 by more than the rounding bound of
       :func:`rounding_bound` (prefix sums of the cut: that bound plus the cumulative sum's own
@@ -283,10 +283,10 @@ def norm_cut(estimate: Estimate) -> np.ndarray:
                                     "(arXiv §3.5, App. B; NDSS §IV-C, App. A)", "cls"),
 )
 def norm_sub(estimate: Estimate) -> np.ndarray:
-    """Norm-Sub (arXiv §3.3): f'_v = max(f̃_v + δ, 0) with δ such that Σ_v max(f̃_v + δ, 0) = 1.
+    r"""Norm-Sub (arXiv §3.3): :math:`f'_v = \max(\tilde f_v + δ, 0)` with δ such that :math:`\sum_v \max(\tilde f_v + δ, 0) = 1`.
 
     Identical to CLS (arXiv §3.5, Appendix B): the Euclidean projection of f̃ onto the probability
-    simplex, computed exactly by :func:`project_simplex`. δ = −:func:`simplex_shift` (f̃).
+    simplex, computed exactly by :func:`project_simplex`. :math:`δ = -τ`, τ = :func:`simplex_shift` (f̃).
     """
     return _project(_check_estimate(estimate).f_tilde, 1.0)  # f̃ was validated by Estimate
 
@@ -305,32 +305,34 @@ def norm_sub(estimate: Estimate) -> np.ndarray:
     label="Norm-Hyb", family="closed-form",
 )
 def norm_hyb(estimate: Estimate, alpha: float | None = None, k: int | None = None) -> np.ndarray:
-    """Norm-Hyb (arXiv §3.3): keep the estimates above a threshold unchanged, Norm-Sub the others to
+    r"""Norm-Hyb (arXiv §3.3): keep the estimates above a threshold unchanged, Norm-Sub the others to
     sum to 1 − (sum kept).
 
     Parameters
     ----------
     alpha : float, optional
-        Threshold T = Φ⁻¹(1 − α/d)σ as in Base-Cut (Eq. 9, σ of Eq. 7); default α = 2, the paper's
-        "T = F⁻¹(1 − 2/d)σ". 0 < α ≤ d.
+        Threshold :math:`T = Φ^{-1}(1 - α/d)σ` as in Base-Cut (Eq. 9, σ of Eq. 7); default α = 2, the paper's
+        ":math:`T = F^{-1}(1 - 2/d)σ`". :math:`0 < α \le d`.
     k : int, optional
         Instead of α: keep the k largest estimates (T = the k-th highest estimate, NDSS §V-E's
-        guideline). 1 ≤ k ≤ d. Give ``alpha`` or ``k``, not both.
+        guideline). :math:`1 \le k \le d`. Give ``alpha`` or ``k``, not both.
 
+    Notes
+    -----
     Rules (the paper's, then our choices where it is silent):
 
-    * H = {v : f̃_v ≥ T}, restricted to f̃_v > 0 (a non-positive estimate is never "kept", so the
-      output is non-negative even when T ≤ 0, i.e. α ≥ d/2). With ``k`` and ties at the k-th value,
+    * :math:`H = \{v : \tilde f_v \ge T\}`, restricted to :math:`\tilde f_v > 0` (a non-positive estimate is never "kept", so the
+      output is non-negative even when :math:`T \le 0`, i.e. :math:`α \ge d/2`). With ``k`` and ties at the k-th value,
       all tied values are kept (H may exceed k).
-    * If Σ_H f̃ > 1 (paper): keep the largest k' highest estimates whose sum is < 1 (strictly, as
+    * If :math:`\sum_H \tilde f > 1` (paper): keep the largest k' highest estimates whose sum is < 1 (strictly, as
       printed), taking tie groups whole; if even the largest estimate is ≥ 1, nothing is kept.
-    * The rest is projected onto {f ≥ 0, Σf = 1 − Σ_H f̃} (Norm-Sub with that total).
-    * If H is the whole domain and Σ_H f̃ ≠ 1 (nothing left to adjust; the paper is silent), Norm-Sub
+    * The rest is projected onto :math:`\{f \ge 0, \sum f = 1 - \sum_H \tilde f\}` (Norm-Sub with that total).
+    * If H is the whole domain and :math:`\sum_H \tilde f \ne 1` (nothing left to adjust; the paper is silent), Norm-Sub
       is applied to the whole vector.
     * Sums are compared with 1 in exact-arithmetic terms, as in :func:`norm_cut`: a correctly
       rounded sum (:func:`math.fsum`) within the rounding bound of f̃ (:func:`rounding_bound`) of 1
-      *is* 1. So "Σ_H f̃ > 1" needs an excess beyond rounding, "< 1" a shortfall beyond it, and a
-      leftover 1 − Σ_H f̃ within rounding of 0 is 0: nothing to shift, every adjusted value is 0
+      *is* 1. So ":math:`\sum_H \tilde f > 1`" needs an excess beyond rounding, "< 1" a shortfall beyond it, and a
+      leftover :math:`1 - \sum_H \tilde f` within rounding of 0 is 0: nothing to shift, every adjusted value is 0
       (the projection onto the simplex of mass 0). Before this rule a leftover of ~1e-16 reached
       the projection and crashed it (SUE, ε = 10, counts (9, 1, 0, …), n = 10).
     """

@@ -89,12 +89,12 @@ class ProblemStatement:
 
 @dataclass(frozen=True)
 class MethodInfo:
-    """What ldpopt knows about a method (module notes).
+    r"""What ldpopt knows about a method (module notes).
 
     ``non_negative`` / ``sums_to_one``: ``"yes"``, ``"no"`` or ``"almost"`` (Table 1's wording;
     ``"almost"`` comes with ``notes`` saying exactly when the property fails).
-    ``order_preserving``: ``"yes"``, ``"no"`` or ``"weak"`` (ties may be created: f̃_a < f̃_b only
-    gives f'_a <= f'_b), with ``notes`` giving the counterexample where it is not ``"yes"``.
+    ``order_preserving``: ``"yes"``, ``"no"`` or ``"weak"`` (ties may be created: :math:`\tilde f_a < \tilde f_b` only
+    gives :math:`f'_a \le f'_b`), with ``notes`` giving the counterexample where it is not ``"yes"``.
     Records are made by :func:`register` (or by :func:`resolve` for a plain callable, with
     ``declared=False``); calling a record runs the method (:func:`postprocess`).
 

@@ -18,8 +18,8 @@ __all__ = ["ConsistentMarginals", "calm_consistency", "consistency_step", "disag
 @dataclass(frozen=True, eq=False)
 class ConsistentMarginals:
     """The result of :func:`calm_consistency`: ``f`` (the concatenated marginals), ``rounds``,
-    ``max_negative`` (largest −f_v, 0 if none), ``max_disagreement`` (largest |A f| over the shared
-    rows and |Σ f_i − 1|), ``converged`` and ``cpu_time`` (seconds, ``time.process_time``).
+    ``max_negative`` (largest :math:`-f_v`, 0 if none), ``max_disagreement`` (largest :math:`|A f|` over the shared
+    rows and :math:`|Σ f_i - 1|`), ``converged`` and ``cpu_time`` (seconds, ``time.process_time``).
 
     Parameters
     ----------
@@ -32,7 +32,7 @@ class ConsistentMarginals:
     max_negative : float
         Largest −f_v, 0 if none.
     max_disagreement : float
-        Largest |A f| and |Σ f_i − 1|.
+        Largest :math:`|A f|` and :math:`|Σ f_i - 1|`.
     converged : bool
         Whether no cell is below −tol.
     cpu_time : float

@@ -19,7 +19,7 @@ _INNER = ("grr", "oue")
 
 
 def amplified_epsilon(epsilon: float, k: int) -> float:
-    """ε' = ln(k(e^ε − 1) + 1): the sampled attribute's budget in RS+FD (written with expm1/log1p).
+    r""":math:`ε' = \ln(k(e^ε - 1) + 1)`: the sampled attribute's budget in RS+FD (written with expm1/log1p).
 
     Arcolezi, Couchot, Al Bouna & Xiao, CIKM 2021, §3 (amplification by sampling).
 
@@ -345,10 +345,10 @@ class RSRFD(RSFD):
     epsilon : float
         Each user's budget for the whole report.
     prior : sequence of array_like
-        One law π_j per attribute (length d_j, every entry > 0, summing to 1), e.g. a previous
+        One law :math:`π_j` per attribute (length :math:`d_j`, every entry > 0, summing to 1), e.g. a previous
         release's marginals.
     inner : {"grr", "oue"}, default "grr"
-        The sampled attribute's oracle; ``"oue"`` is OUE(ε') of a value drawn from π_j for the fakes.
+        The sampled attribute's oracle; ``"oue"`` is OUE(ε') of a value drawn from :math:`π_j` for the fakes.
 
     Raises
     ------

@@ -84,7 +84,7 @@ def chain_network(n: int, k: int, domains=2, strength: float = 0.6, first=None, 
 
     ``domains``: one size for all or one per attribute; ``strength`` ∈ [0, 1]: the probability that an
     attribute copies its parent (0: independent uniform attributes after the first); ``first``: π, the
-    law of X_0 (default: proportional to 1, 2, …, d_0, so the attributes are not uniform).
+    law of :math:`X_0` (default: proportional to 1, 2, …, :math:`d_0`, so the attributes are not uniform).
 
     Parameters
     ----------
@@ -97,7 +97,7 @@ def chain_network(n: int, k: int, domains=2, strength: float = 0.6, first=None, 
     strength : float, default 0.6
         Probability of copying the parent, in [0, 1].
     first : array_like, optional
-        Weights of X_0's law (d_0 non-negative, not all 0).
+        Weights of :math:`X_0`'s law (:math:`d_0` non-negative, not all 0).
     rng : int or numpy.random.Generator
         Seed or generator (keyword-only).
 
@@ -108,7 +108,7 @@ def chain_network(n: int, k: int, domains=2, strength: float = 0.6, first=None, 
     Raises
     ------
     ValueError
-        Any argument out of range, or a joint law of more than 2^22 cells.
+        Any argument out of range, or a joint law of more than 2²² cells.
 
     Examples
     --------
@@ -194,7 +194,7 @@ def log_linear(n: int, k: int, domains=2, pairwise: float = 0.5, threeway: float
     Raises
     ------
     ValueError
-        Any argument out of range, or a joint law of more than 2^22 cells.
+        Any argument out of range, or a joint law of more than 2²² cells.
 
     Examples
     --------
@@ -249,7 +249,7 @@ def dirichlet_joint(n: int, k: int, domains=2, alpha: float = 1.0, *, rng) -> Mu
     Raises
     ------
     ValueError
-        Any argument out of range, or a joint law of more than 2^22 cells.
+        Any argument out of range, or a joint law of more than 2²² cells.
 
     Examples
     --------

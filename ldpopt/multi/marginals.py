@@ -467,7 +467,7 @@ class MarginalEstimates:
 
     @property
     def sigma2(self) -> np.ndarray:
-        """Per cell, its marginal's σ² of Wang et al. Eq. 7 (q(1 − q)/(n_i (p − q)²), one per marginal).
+        """Per cell, its marginal's :math:`σ^2` of Wang et al. Eq. 7 (:math:`q(1 - q)/(n_i (p - q)^2)`, one per marginal).
 
         Examples
         --------

@@ -132,9 +132,9 @@ def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Probl
 
 
 def certify(est: MarginalEstimates, f, objective: str = "weighted"):
-    """ldpopt's solver-free certificate (:func:`ldpopt.problems.certificate`) of a point ``f`` — e.g.
+    r"""ldpopt's solver-free certificate (:func:`ldpopt.problems.certificate`) of a point ``f`` — e.g.
     :func:`~.calm_consistency.calm_consistency`'s — for the consistency problem of ``est``: its
-    feasibility, duality gap and a bound on ‖f − f*‖∞ (multipliers recovered from f).
+    feasibility, duality gap and a bound on :math:`\lVert f - f^* \rVert_∞` (multipliers recovered from f).
 
     Parameters
     ----------

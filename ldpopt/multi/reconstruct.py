@@ -18,7 +18,7 @@ MAX_CELLS = 1 << 22
 
 
 def total_variation(a, b) -> float:
-    """Total-variation distance ½ Σ |a − b| of two marginals (arrays of the same shape).
+    r"""Total-variation distance :math:`\frac12 Σ |a - b|` of two marginals (arrays of the same shape).
 
     Parameters
     ----------
@@ -48,8 +48,8 @@ def total_variation(a, b) -> float:
 
 @dataclass(frozen=True, eq=False)
 class MaxEntTable:
-    """The maximum-entropy joint table (``table``, shape ``domains``, summing to 1), the ``sweeps`` of
-    IPF it took, its final ``residual`` max_i ‖T_i − f_i‖∞ and whether it ``converged``.
+    r"""The maximum-entropy joint table (``table``, shape ``domains``, summing to 1), the ``sweeps`` of
+    IPF it took, its final ``residual`` :math:`\max_i \lVert T_i - f_i \rVert_∞` and whether it ``converged``.
 
     Parameters
     ----------
@@ -165,7 +165,7 @@ def maxent(marginals: MarginalSet, f, *, max_sweeps: int = 2000, tol: float = 1e
     TypeError
         ``marginals`` is not a MarginalSet.
     ValueError
-        A bad option, a table over 2^22 cells, or ``f`` negative or inconsistent beyond
+        A bad option, a table over 2²² cells, or ``f`` negative or inconsistent beyond
         ``consistency_tol``.
 
     Examples
@@ -223,8 +223,8 @@ def maxent(marginals: MarginalSet, f, *, max_sweeps: int = 2000, tol: float = 1e
 
 @dataclass(frozen=True, eq=False)
 class FittedTable(MaxEntTable):
-    """:func:`fit_table`'s result: a :class:`MaxEntTable` whose ``residual`` is the Frank–Wolfe gap
-    ⟨∇L, T⟩ − min ∇L ≥ L(T) − min L (a certificate of how far L(T) is from its minimum), ``loss`` L(T).
+    r""":func:`fit_table`'s result: a :class:`MaxEntTable` whose ``residual`` is the Frank–Wolfe gap
+    :math:`⟨∇L, T⟩ - \min ∇L ≥ L(T) - \min L` (a certificate of how far L(T) is from its minimum), ``loss`` L(T).
 
     Parameters
     ----------
@@ -248,16 +248,16 @@ class FittedTable(MaxEntTable):
 
 
 def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, tol: float = 1e-9) -> FittedTable:
-    """The joint table T minimising L(T) = ½ Σ_i w_i ‖T_i − f_i‖² on the simplex, by entropic mirror
+    r"""The joint table T minimising :math:`L(T) = \frac12 Σ_i w_i \lVert T_i - f_i \rVert^2` on the simplex, by entropic mirror
     descent from the uniform table — the estimator of Private-PGM (McKenna, Sheldon & Miklau, ICML
     2019, §4, there on a graphical model; here on the full table, ``MAX_CELLS``).
 
     Unlike IPF it needs no consistent input: ``f`` may be the raw f̃, or marginals that agree pairwise
     but that no joint table matches (all 2-way marginals form cycles; pairwise agreement is then not
-    enough), where IPF cycles. Every iterate is T ∝ exp(Σ_i θ_i[cell_i]) — in the exponential family of
+    enough), where IPF cycles. Every iterate is :math:`T ∝ \exp(Σ_i θ_i[\mathrm{cell}_i])` — in the exponential family of
     the marginals, as the maximum-entropy table is — so when some positive table matches ``f`` the
     limit is :func:`maxent`'s. ``weights``: one per marginal (default 1; 1/σ_i² weighs by precision).
-    Step: η = 1/Σ w_i (L is Σ w_i-smooth relative to the entropy on the simplex, each P_i being a
+    Step: :math:`η = 1/Σ w_i` (L is :math:`Σ w_i`-smooth relative to the entropy on the simplex, each P_i being a
     1→∞ contraction), halved while L does not decrease (a choice: the paper uses a line search too).
     Stops when the Frank–Wolfe gap is ≤ ``tol`` (``converged``) or after ``max_iter``.
 
@@ -283,7 +283,7 @@ def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, 
     TypeError
         ``marginals`` is not a MarginalSet.
     ValueError
-        A bad option or weight, or a table over 2^22 cells.
+        A bad option or weight, or a table over 2²² cells.
 
     Examples
     --------

@@ -67,8 +67,8 @@ def check_rounds(estimates, oracle) -> list:
 
 
 def rounds_covariance(estimates, oracle) -> tuple[np.ndarray, np.ndarray]:
-    """(a, b), each (d,): value v's τ estimates have covariance a_v I + b_v 11ᵀ (module notes, the
-    memo shared by the rounds), at n_v = n·clip(mean_t f̃_t(v), 0, 1).
+    r"""(a, b), each (d,): value v's τ estimates have covariance :math:`a_v I + b_v 1 1^T` (module notes, the
+    memo shared by the rounds), at :math:`n_v = n \cdot \mathrm{clip}(\mathrm{mean}_t \tilde f_t(v), 0, 1)`.
 
     Parameters
     ----------
@@ -104,7 +104,7 @@ def rounds_covariance(estimates, oracle) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rounds_problem(estimates, oracle, coupling: str = "shared", smooth: float = 0.0) -> Problem:
-    """The across-rounds consistency problem (module notes) as one :class:`Problem` on ℝ^{τd}.
+    """The across-rounds consistency problem (module notes) as one :class:`Problem` on :math:`ℝ^{τd}`.
 
     Parameters
     ----------

@@ -26,7 +26,7 @@ def _pair(est, truth):
 def wasserstein1(est, truth) -> float:
     """Exact W1 between two distributions on d equal bins of [0, 1] (mass uniform within a bin).
 
-    Li et al. SIGMOD 2020 §6.1's metric; ∫|F − G| computed exactly, bin by bin (module notes).
+    Li et al. SIGMOD 2020 §6.1's metric; :math:`∫|F - G|` computed exactly, bin by bin (module notes).
 
     Parameters
     ----------

@@ -20,7 +20,7 @@ DEFAULT_LAMBDAS = tuple(float(x) for x in np.logspace(-11, -6, 6))
 
 @dataclass
 class PenalizedResult:
-    """``f``; ``lam``; ``objective`` J_λ(f); ``gap`` (Frank–Wolfe gap, ≥ J_λ(f) − J*); ``converged``
+    """``f``; ``lam``; ``objective`` :math:`J_λ(f)`; ``gap`` (Frank–Wolfe gap, :math:`≥ J_λ(f) - J^*`); ``converged``
     (gap ≤ tol); ``nit``; ``cv`` (λ → held-out log-likelihood, when λ was chosen).
 
     Returned by :func:`penalized_mle` and :func:`choose_lambda`.
@@ -32,9 +32,9 @@ class PenalizedResult:
     lam : float
         The penalty weight λ.
     objective : float
-        J_λ(f).
+        :math:`J_λ(f)`.
     gap : float
-        The Frank–Wolfe gap, an upper bound on J_λ(f) − J*.
+        The Frank–Wolfe gap, an upper bound on :math:`J_λ(f) - J^*`.
     converged : bool
         Whether ``gap <= tol``.
     nit : int
@@ -157,12 +157,12 @@ def _newton(c, K, lam, f0, tol, max_iter):
 
 def penalized_mle(counts, channel, lam: float, *, f0=None, tol: float = 1e-8,
                   max_iter: int = 100) -> PenalizedResult:
-    """Minimise J_λ on the simplex (module notes); ``f0`` a warm start (default uniform).
+    r"""Minimise :math:`J_λ` on the simplex (module notes); ``f0`` a warm start (default uniform).
 
-    ``tol`` bounds the certified suboptimality J_λ(f) − J* (per-user log-likelihood units).
+    ``tol`` bounds the certified suboptimality :math:`J_λ(f) - J^*` (per-user log-likelihood units).
 
-    ldpopt's convex alternative to Li et al.'s EMS (SIGMOD 2020 §5.2): J_λ(f) = −(1/n) Σ_j c_j
-    log (K f)_j + λ d⁵ ‖D₂ f‖², solved by active-set projected Newton (module notes).
+    ldpopt's convex alternative to Li et al.'s EMS (SIGMOD 2020 §5.2): :math:`J_λ(f) = -(1/n) Σ_j c_j \log (K f)_j + λ d^5 \lVert D_2 f \rVert^2`,
+    solved by active-set projected Newton (module notes).
 
     Parameters
     ----------

@@ -12,7 +12,7 @@ __all__ = ["SquareWave", "sw_half_width"]
 
 
 def sw_half_width(epsilon: float) -> float:
-    """b = (ε e^ε − e^ε + 1) / (2 e^ε (e^ε − 1 − ε)) (Li et al. SIGMOD 2020, §4).
+    """:math:`b = (ε e^ε - e^ε + 1) / (2 e^ε (e^ε - 1 - ε))` (Li et al. SIGMOD 2020, §4).
 
     The half-width that maximises the mutual information between value and report; formed with
     ``expm1`` so that it stays accurate as ε → 0 (limit 1/2).
@@ -59,7 +59,7 @@ class SquareWave:
     Parameters
     ----------
     epsilon : float
-        The privacy budget, > 0; p/q = e^ε.
+        The privacy budget, > 0; :math:`p/q = e^ε`.
 
     Raises
     ------
@@ -141,7 +141,7 @@ class SquareWave:
         return np.where(inside, near, far)
 
     def density(self, report, value) -> np.ndarray:
-        """M_v(ṽ): p inside the window, q outside it on [−b, 1 + b], 0 off the output range.
+        r""":math:`M_v(\tilde v)`: p inside the window, q outside it on [−b, 1 + b], 0 off the output range.
 
         Parameters
         ----------

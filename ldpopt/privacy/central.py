@@ -32,9 +32,9 @@ RELATIONS: dict[str, tuple[float, float]] = {"add-remove": (1.0, 1.0), "replace"
 
 
 def sensitivity(relation: str, contributions: int = 1) -> tuple[float, float]:
-    """The (L1, L2) sensitivity of a count vector under ``relation`` (:data:`RELATIONS`) when each
+    r"""The (L1, L2) sensitivity of a count vector under ``relation`` (:data:`RELATIONS`) when each
     user's record is counted in ``contributions`` cells (a hierarchy's noisy levels: once per level),
-    each moved by 1: (c·Δ₁, √c·Δ₂).
+    each moved by 1: :math:`(c Δ_1, \sqrt{c} Δ_2)`.
 
     Parameters
     ----------
@@ -550,8 +550,8 @@ class Mechanism:
         return c.astype(np.int64) + noise.reshape(c.shape)
 
     def variance(self, scale) -> float:
-        """The exact variance of one noise draw, in counts² (Laplace 2b²; discrete Laplace
-        2e^{−1/b}/(1 − e^{−1/b})²; Gaussian σ²; discrete Gaussian Σ k² N(k), just below σ²).
+        """The exact variance of one noise draw, in counts² (Laplace :math:`2b^2`; discrete Laplace
+        :math:`2e^{-1/b}/(1 - e^{-1/b})^2`; Gaussian :math:`σ^2`; discrete Gaussian :math:`Σ k^2 N(k)`, just below :math:`σ^2`).
 
         Parameters
         ----------

@@ -180,7 +180,7 @@ def hockey_stick(epsilon: float, epsilon0: float, n: int, tail: float = 1e-12) -
     Δ ~ Bern(e^{ε₀}/(e^{ε₀} + 1)). C is seen (the two coordinates sum to C + 1), so
     δ(ε) = Σ_c P(C = c) · D_c(ε), D_c the hockey-stick divergence of the first coordinates given c.
     Their likelihood ratio falls with k, so D_c is the mass below one cut-off k*:
-    D_c = (α − e^ε (1 − α)) · b_c(k*) − (e^ε − 1) · B_c(k* − 1), with b_c, B_c the pmf and cdf of
+    :math:`D_c = (α - e^ε (1 - α)) b_c(k^*) - (e^ε - 1) B_c(k^* - 1)`, with :math:`b_c, B_c` the pmf and cdf of
     Bin(c, 1/2), α = e^{ε₀}/(e^{ε₀} + 1) and k* = ⌊(c + 1)/(1 + x*)⌋, x* = (e^{ε+ε₀} − 1)/(e^{ε₀} − e^ε).
     The pair is symmetric (k ↦ c + 1 − k swaps P and Q), so D(P‖Q) = D(Q‖P).
 
@@ -288,7 +288,7 @@ def _numerical(epsilon0: float, n: int, delta: float) -> float:
 
 
 def shuffled(epsilon0, n, delta, method: str = "numerical") -> ShuffleBound:
-    """The central (ε, δ) of n users each running an ε₀-LDP randomiser, their reports shuffled.
+    r"""The central (ε, δ) of n users each running an ε₀-LDP randomiser, their reports shuffled.
 
     Parameters
     ----------
@@ -300,8 +300,8 @@ def shuffled(epsilon0, n, delta, method: str = "numerical") -> ShuffleBound:
         Central δ, in (0, 1).
     method : {"numerical", "closed-form"}, default "numerical"
         ``"closed-form"``: FMT 2021 Theorem 3.1,
-        ε = log(1 + (e^{ε₀} − 1)/(e^{ε₀} + 1) · (8 √(e^{ε₀} log(4/δ)) / √n + 8 e^{ε₀}/n)),
-        valid for ε₀ ≤ log(n / (16 log(4/δ))); outside that regime ε = ε₀ is returned (clamped).
+        :math:`ε = \log(1 + (e^{ε_0} - 1)/(e^{ε_0} + 1) \cdot (8 \sqrt{e^{ε_0} \log(4/δ)} / \sqrt{n} + 8 e^{ε_0}/n))`,
+        valid for :math:`ε_0 ≤ \log(n / (16 \log(4/δ)))`; outside that regime ε = ε₀ is returned (clamped).
         ``"numerical"``: the smallest ε whose reduction δ(ε) (:func:`hockey_stick`) is ≤ δ, found
         by Brent's method to 1e-7 relative and rounded up (the ε returned is checked to satisfy it); valid for any ε₀
         and never looser than the closed form.

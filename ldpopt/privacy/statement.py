@@ -68,7 +68,7 @@ def _exact_delta(eps_g: float, epsilon: float, rounds: int) -> float:
 
 
 def compose(epsilon, rounds, delta=DEFAULT_DELTA, accountant: str = "exact") -> float:
-    """ε over ``rounds`` reports of one user, each ε-LDP with fresh randomness, at δ.
+    r"""ε over ``rounds`` reports of one user, each ε-LDP with fresh randomness, at δ.
 
     Parameters
     ----------
@@ -80,10 +80,10 @@ def compose(epsilon, rounds, delta=DEFAULT_DELTA, accountant: str = "exact") -> 
         δ of the composed guarantee, in [0, 1) (``"basic"`` ignores it; ``"advanced"`` needs > 0).
     accountant : {"exact", "advanced", "basic"}, default "exact"
         ``"exact"``: the optimal composition of τ ε-DP mechanisms (Kairouz, Oh & Viswanath 2015,
-        Thm 3.3): the smallest ε_g with Σᵢ Bin(i; τ, 1/(1 + e^ε)) (1 − e^{ε_g − ε(τ − 2i)})₊ ≤ δ,
+        Thm 3.3): the smallest :math:`ε_g` with :math:`Σ_i \mathrm{Bin}(i; τ, 1/(1 + e^ε)) (1 - e^{ε_g - ε(τ - 2i)})_+ ≤ δ`,
         the hockey-stick divergence of τ-fold randomised response (their worst case), solved by
         Brent's method to 1e-10 relative and rounded up; never above the other two.
-        ``"advanced"``: ε√(2τ ln(1/δ)) + τε(e^ε − 1), capped at τε. ``"basic"``: τε.
+        ``"advanced"``: :math:`ε \sqrt{2τ \ln(1/δ)} + τε(e^ε - 1)`, capped at τε. ``"basic"``: τε.
 
     Returns
     -------
@@ -350,7 +350,7 @@ def statement_of(meta: dict, epsilon: float) -> PrivacyStatement:
     """The statement of an estimate: ``meta["privacy"]`` if recorded, else derived from its ε.
 
     Derived: local, one round, ε per report = ``epsilon``; where ``meta`` holds ``eps_1`` below
-    ``epsilon`` (a memoised longitudinal oracle: ε₁ per report, ε∞ = ``epsilon`` over any number of
+    ``epsilon`` (a memoised longitudinal oracle: :math:`ε_1` per report, :math:`ε_∞` = ``epsilon`` over any number of
     rounds of one value), that memoised statement.
 
     Parameters

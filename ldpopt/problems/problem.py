@@ -207,7 +207,7 @@ class Problem:
         (the route is made again when a value changed; one without a value is a
         :class:`~ldpopt.problems.errors.MissingParameterError`).
     constraints : list or None
-        ``None``: the simplex f ≥ 0, Σ f = 1 (duals ``"nonnegative"``, ``"sum"``). A list of
+        ``None``: the simplex :math:`f ≥ 0, Σ f = 1` (duals ``"nonnegative"``, ``"sum"``). A list of
         :mod:`~ldpopt.problems.constraints.base` objects and/or callables
         ``(f, estimate) -> cvxpy constraint(s)`` replaces it. Duplicate names get ``_1``, ``_2``...
     mean, variance : array_like, optional

@@ -44,7 +44,7 @@ _MESSAGES = {
 
 @dataclass(repr=False)
 class Solution:
-    """Result of :meth:`Problem.solve`, read like scipy's ``OptimizeResult``.
+    r"""Result of :meth:`Problem.solve`, read like scipy's ``OptimizeResult``.
 
     Made by :meth:`Problem.solve` (and :meth:`failed`); each parameter is an attribute of the same name.
 
@@ -56,7 +56,7 @@ class Solution:
         NaN when the solver returned no point (infeasible, unbounded, errors).
     status : str
         ``"optimal"`` only when ldpopt's own check (``checks``) passed with every part of it run that
-        decides optimality — feasibility, stationarity and the duality gap (and the ‖f − f*‖∞ bound
+        decides optimality — feasibility, stationarity and the duality gap (and the :math:`\lVert f - f^* \rVert_∞` bound
         where the objective's curvature gives one), for every objective: built-in, ``l1`` (subgradient
         check, exact LP gap), a user callable (cvxpy's gradient) or a ``SeparableObjective``;
         ``"optimal_unverified"`` when the solver said optimal and f passed the checks that ran but
@@ -79,7 +79,7 @@ class Solution:
         The documented objective J at the solution (see :mod:`ldpopt.problems.objectives.builtins`),
         from the solver's value; NaN without a solution, ±inf for infeasible / unbounded.
     duals : dict
-        Constraint name → dual value (ndarray or float) of the Lagrangian J(f) + Σ y·g(f) (sign
+        Constraint name → dual value (ndarray or float) of the Lagrangian :math:`J(f) + Σ y \cdot g(f)` (sign
         convention in :mod:`ldpopt.problems.constraints.base`); empty when the solver returned no point.
         On the direct QP route with a recognised objective's polyhedral terms, also
         ``"objective.kinks"``: those terms' multipliers (ldpopt's check certifies with them).

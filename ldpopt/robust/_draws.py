@@ -22,7 +22,7 @@ _DIRECT_CELLS = 1 << 14
 def best_bucket_pmf(r: int, g: int, candidates: int) -> np.ndarray:
     """Pr[K* = k], k = 0 … r: the largest bucket among ``candidates`` keys, r targets hashed iid
     uniformly into g buckets (module docstring). The power of the truncated series is taken by
-    repeated squaring in the variable x/g, so g up to 2^30 neither overflows nor underflows.
+    repeated squaring in the variable x/g, so g up to 2³⁰ neither overflows nor underflows.
 
     The law of the OLH/BLH maximal gain key search (Cao, Jia & Gong, USENIX Security 2021).
 

@@ -49,10 +49,10 @@ def _copy_support(oracle, targets: np.ndarray, large: bool, gen) -> np.ndarray:
 
 
 def search_counts(oracle, true_counts, x, beta: float, rng) -> tuple[np.ndarray, int, np.ndarray]:
-    """The support counts of the fake users of attack ``x`` (exact in law), their number m and
+    r"""The support counts of the fake users of attack ``x`` (exact in law), their number m and
     the targets.
 
-    ``x`` ∈ [0, 1]^6 (``COORDS``): m = m_max^x₀ fake users (m_max = ⌊βn/(1 − β)⌋, n genuine
+    ``x`` ∈ :math:`[0, 1]^6` (``COORDS``): :math:`m = m_{\max}^{x_0}` fake users (:math:`m_{\max} = ⌊βn/(1 - β)⌋`, n genuine
     users); targets the genuine ranks a … a + k − 1 (a = x₁²(d − 2), k = 1 + ⌊10x₂⌋: the attacker
     knows the genuine histogram); and by report form: *value* (GRR) — a share x₃ of the fake users
     report a uniform target, the others a uniform value; *unary* (OUE, SUE) — each bit set

@@ -188,7 +188,7 @@ def mean_target_support(oracle: FrequencyOracle, attack: str, targets,
 
 def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_targets: float,
                   candidates: int = DEFAULT_CANDIDATES) -> float:
-    """G = β(s̄ − r q)/(p − q) − β f_T: the expected rise of Σ_{t∈T} f̃_t (module notes).
+    r""":math:`G = β(\bar s - r q)/(p - q) - β f_T`: the expected rise of :math:`Σ_{t∈T} \tilde f_t` (module notes).
 
     The frequency gain of Cao, Jia & Gong, USENIX Security 2021.
 
@@ -203,7 +203,7 @@ def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_
     beta : float
         The fake users' fraction β of all users, in [0, 1).
     f_targets : float
-        The targets' genuine total frequency f_T, in [0, 1].
+        The targets' genuine total frequency :math:`f_T`, in [0, 1].
     candidates : int, default 1000
         Hash keys searched per fake user (OLH/BLH).
 
@@ -233,8 +233,8 @@ def expected_gain(oracle: FrequencyOracle, attack: str, targets, beta: float, f_
 
 
 def mixture_offset(estimate, beta: float, suspects) -> float:
-    """y₀ = (s₀ − q)/(p − q): the fake reports' estimate off the ``suspects``, s₀ their support rate
-    there, from the support counts: Σ_v c_v/N = (1 − β)(p + (d − 1)q) + β k̄ gives their mean size k̄,
+    r"""y₀ = (s₀ − q)/(p − q): the fake reports' estimate off the ``suspects``, s₀ their support rate
+    there, from the support counts: :math:`Σ_v c_v/N = (1 - β)(p + (d - 1)q) + β \bar k` gives their mean size :math:`\bar k`,
     and s₀ = (k̄ − |S|)/(d − |S|) clipped to [0, 1] if each supports every suspect (the maximal gain
     assumption; :mod:`.recover`'s mixture, ``offset="auto"``, and :mod:`.lift`).
 

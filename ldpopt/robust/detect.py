@@ -108,9 +108,9 @@ def _pool(observed: np.ndarray, expected: np.ndarray, minimum: float = 5.0):
 
 
 def size_test(oracle: FrequencyOracle, sizes) -> tuple[float, float]:
-    """(χ², p-value) of the support-size histogram against the genuine law (module notes).
+    """(:math:`χ^2`, p-value) of the support-size histogram against the genuine law (module notes).
 
-    Pearson's χ² test, bins with expected count below 5 pooled into their neighbours.
+    Pearson's :math:`χ^2` test, bins with expected count below 5 pooled into their neighbours.
 
     Parameters
     ----------
@@ -122,7 +122,7 @@ def size_test(oracle: FrequencyOracle, sizes) -> tuple[float, float]:
     Returns
     -------
     tuple of float
-        (χ², p-value).
+        (:math:`χ^2`, p-value).
 
     Raises
     ------

@@ -32,7 +32,7 @@ def least_squares_to(target: np.ndarray) -> SeparableObjective:
 
 # -- LDPRecover ---------------------------------------------------------------------------------
 def ldprecover_target(estimate, beta: float) -> np.ndarray:
-    """f̃_X = (1 + η) f̃ − η f̃_Y, η = β/(1 − β), f̃_Y even on D₁ with total (1 − dq)/(p − q).
+    r""":math:`\tilde f_X = (1 + η) \tilde f - η \tilde f_Y`, η = β/(1 − β), :math:`\tilde f_Y` even on :math:`D_1` with total (1 − dq)/(p − q).
 
     LDPRecover's genuine frequency estimator (Sun et al., arXiv 2403.09351; module notes).
 
@@ -154,8 +154,8 @@ def _rsn_parts(estimate):
 
 
 def rsn(estimate) -> np.ndarray:
-    """RSN's closed form: high values kept at t_H, the others projected onto the simplex slice of
-    total 1 − Σ t_H (all zero when that total is ≤ 0).
+    """RSN's closed form: high values kept at :math:`t_H`, the others projected onto the simplex slice of
+    total :math:`1 - Σ t_H` (all zero when that total is ≤ 0).
 
     Segmented Norm-Sub (Li, Li, Wang & Sun, CCS 2025, arXiv 2506.02156; module notes).
 

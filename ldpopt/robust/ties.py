@@ -29,7 +29,7 @@ __all__ = ["tie_estimate", "tie_fake_users"]
 
 
 def tie_fake_users(oracle: FrequencyOracle, true_counts, targets, level: float | None = None) -> np.ndarray:
-    """m_t of the module notes: fake users per target (int64, one per sorted target).
+    """:math:`m_t` of the module notes: fake users per target (int64, one per sorted target).
 
     Parameters
     ----------

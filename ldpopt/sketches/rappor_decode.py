@@ -33,10 +33,10 @@ def _check(oracle, Y, N) -> tuple[np.ndarray, np.ndarray]:
 
 
 def regression(oracle: RAPPOR, Y, N) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(D, t̂, var t̂): the design diag(N_c)·X (C·T, d), the debiased counts and their plug-in variances.
+    r"""(D, t̂, var t̂): the design :math:`\mathrm{diag}(N_c) X` (C·T, d), the debiased counts and their plug-in variances.
 
     The linear model of RAPPOR's §4 decoder (Erlingsson, Pihur & Korolova, CCS 2014; module
-    docstring): t̂[c, t] = (Y[c, t] − p* N_c)/(q* − p*), E t̂ = D f.
+    docstring): :math:`\hat t_{ct} = (Y_{ct} - p^* N_c)/(q^* - p^*)`, :math:`E \hat t = D f`.
 
     Parameters
     ----------
@@ -143,11 +143,11 @@ class DecodeResult:
 
 
 def lasso_ls(oracle: RAPPOR, Y, N, alpha: float = 0.05, significance: float | None = 0.05) -> DecodeResult:
-    """The paper's §4 decoder (module notes): LASSO selects, least squares estimates, Bonferroni
+    r"""The paper's §4 decoder (module notes): LASSO selects, least squares estimates, Bonferroni
     keeps. ``significance=None`` keeps every LASSO-selected candidate.
 
     Erlingsson, Pihur & Korolova, CCS 2014, §4. Where the paper is silent: a non-negative LASSO
-    solved by FISTA with λ = ``alpha``·λ_max, columns not standardised.
+    solved by FISTA with λ = ``alpha`` · :math:`λ_{\max}`, columns not standardised.
 
     Parameters
     ----------
@@ -158,7 +158,7 @@ def lasso_ls(oracle: RAPPOR, Y, N, alpha: float = 0.05, significance: float | No
     N : array_like, shape (cohorts,)
         Cohort sizes, non-negative, summing to at least 1.
     alpha : float, default 0.05
-        The LASSO weight as a fraction of λ_max = max (Dᵀt̂)_v, in ``(0, 1)``.
+        The LASSO weight as a fraction of :math:`λ_{\max} = \max_v (D^T \hat t)_v`, in ``(0, 1)``.
     significance : float or None, default 0.05
         Family-wise level; a candidate is kept when its p-value is below ``significance / d``.
 
@@ -212,7 +212,7 @@ def constrained(oracle: RAPPOR, Y, N, weighted: bool = True, solver=None, **solv
     """ldpopt's decoder (module notes): a checked :class:`~ldpopt.problems.Solution`.
 
     Weighted least squares of the RAPPOR §4 regression (Erlingsson, Pihur & Korolova, CCS 2014)
-    over f ≥ 0, Σ f ≤ 1, as a :class:`~ldpopt.problems.Problem`.
+    over :math:`f ≥ 0, Σ f ≤ 1`, as a :class:`~ldpopt.problems.Problem`.
 
     Parameters
     ----------

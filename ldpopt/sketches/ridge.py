@@ -19,7 +19,7 @@ __all__ = ["RidgeFit", "distance_bound", "nonneg_ridge"]
 
 @dataclass(frozen=True)
 class RidgeFit:
-    """The minimiser ``w``, the certified bound on ‖w − w*‖₂ (``bound``), the solver's ``device``
+    r"""The minimiser ``w``, the certified bound on :math:`\lVert w - w^* \rVert_2` (``bound``), the solver's ``device``
     and its coordinate-descent ``sweeps`` (0 on numpy).
 
     Returned by :func:`nonneg_ridge`.
@@ -65,9 +65,9 @@ def _check(X, y, beta) -> tuple[sp.csc_matrix, np.ndarray, float]:
 
 
 def distance_bound(X, y, beta: float, w) -> float:
-    """Certified ‖w − w*‖₂ for the minimiser w* of the problem (module notes), for any w ≥ 0.
+    r"""Certified :math:`\lVert w - w^* \rVert_2` for the minimiser :math:`w^*` of the problem (module notes), for any :math:`w ≥ 0`.
 
-    ‖w − w*‖₂ ≤ (1 + L)/β · ‖w − max(0, w − ∇P(w))‖₂ with L = β + ‖X‖₁‖X‖_∞ (Facchinei & Pang
+    :math:`\lVert w - w^* \rVert_2 ≤ (1 + L)/β \cdot \lVert w - \max(0, w - ∇P(w)) \rVert_2` with :math:`L = β + \lVert X \rVert_1 \lVert X \rVert_∞` (Facchinei & Pang
     2003, §6.3); it trusts no solver.
 
     Parameters
@@ -112,7 +112,7 @@ def distance_bound(X, y, beta: float, w) -> float:
 
 
 def nonneg_ridge(X, y, beta: float, device=None) -> RidgeFit:
-    """argmin_{w ≥ 0} ½‖y − X w‖² + (β/2)‖w‖² with its certified distance bound (module notes).
+    r""":math:`\mathrm{argmin}_{w ≥ 0} \frac12 \lVert y - X w \rVert^2 + (β/2) \lVert w \rVert^2` with its certified distance bound (module notes).
     ``X``: a dense array or scipy sparse matrix (rows × d); ``device``: "numpy", "cpu" or None/"auto".
 
     The decoder of pure-ldp 1.2.0's RAPPOR server (scikit-learn's ``ElasticNet(positive=True,

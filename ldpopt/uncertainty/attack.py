@@ -30,7 +30,7 @@ def fake_report_range(estimate) -> tuple[float, float]:
 
 
 def attack_shift(estimate, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high) per value: the range of f̃_v − f̃_v^G an attack of fraction β can have produced,
+    r"""(low, high) per value: the range of :math:`\tilde f_v - \tilde f_v^G` an attack of fraction β can have produced,
     given the poisoned estimate (module notes).
 
     Parameters

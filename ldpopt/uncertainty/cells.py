@@ -96,7 +96,7 @@ def histogram_cells(estimate, method: str = "norm-sub", level: float = 0.95, *, 
     """The cell table of a flat post-processed histogram (frequencies): the method's SE and CI from
     :func:`ldpopt.uncertainty.intervals` (analytic for Base and Norm, the parametric bootstrap
     through the oracle's or the central mechanism's sampler otherwise) and its corrections against
-    the raw f̃ in units of each value's σ_v (the plug-in of Eq. 2; the mechanism's σ/n for central
+    the raw f̃ in units of each value's :math:`σ_v` (the plug-in of Eq. 2; the mechanism's σ/n for central
     noise), the flag floor one count (1/n).
 
     Parameters

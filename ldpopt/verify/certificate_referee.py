@@ -58,8 +58,8 @@ def _certificate(objective, constraints, est, f_c, mean):
 
 
 def certificate_metrics(est, f_c, objective, mean=None, constraints=None, closed_tol: float = 0.0) -> dict:
-    """The certificate's numbers for a verify row: ``max_abs_error_bound`` (≥ ‖f_C − f*‖_∞, frequency
-    units; ∞ when f_C is infeasible and no bound applies), ``tolerance`` (its float64 rounding level +
+    r"""The certificate's numbers for a verify row: ``max_abs_error_bound`` (:math:`≥ \lVert f_C - f^* \rVert_∞`, frequency
+    units; :math:`∞` when :math:`f_C` is infeasible and no bound applies), ``tolerance`` (its float64 rounding level +
     ``closed_tol``), ``tolerance_basis``, and the certificate's own fields. Raises
     :class:`~ldpopt.problems.solvers.structured.NotApplicable` outside the certificate's class.
 

@@ -186,7 +186,7 @@ def check_equivalence(estimate: Estimate, closed: Callable | np.ndarray, objecti
                       fallback: tuple = (), mean=None, claim: str = "custom", statement: str = "",
                       seed: int | None = None, expected: bool | None = True, closed_tol: float = 0.0,
                       constraints=None) -> ClaimResult:
-    """Check that ``closed`` (a function of the estimate, or its output) solves ``objective`` under
+    r"""Check that ``closed`` (a function of the estimate, or its output) solves ``objective`` under
     ``constraints`` (None: the simplex; else a list as for :class:`~ldpopt.problems.Problem`, e.g.
     ``[Simplex(), SubsetSum(S, 0.3)]`` — a user's own variant); ``referee`` is ``"certificate"`` (any
     d; built-in constraints) or a cvxpy solver name (small d; any constraints). ``closed_tol``: the
@@ -194,7 +194,7 @@ def check_equivalence(estimate: Estimate, closed: Callable | np.ndarray, objecti
 
     With ``constraints`` the solver row's tolerance is the solver point's own certified distance to
     the optimum (``Solution.checks.error_bound``, from :mod:`ldpopt.problems.check.certificate` for
-    built-in constraints), so the row holds when max|f_C − f_solver| is within it; a solve that is
+    built-in constraints), so the row holds when :math:`\max |f_C - f_{\mathrm{solver}}|` is within it; a solve that is
     not ``optimal`` or carries no bound (or one above 1/(10 d)) is ``not refereed``.
 
     Parameters

@@ -44,7 +44,7 @@ def _round_counts(w: np.ndarray, n: int) -> np.ndarray:
 
 
 def true_histogram(n: int, d: int, kind: str = "zipf") -> np.ndarray:
-    """Deterministic true histogram (int64, sums to n): ``"zipf"`` ∝ 1/k^1.1 on all d values, or
+    """Deterministic true histogram (int64, sums to n): ``"zipf"`` :math:`∝ 1/k^{1.1}` on all d values, or
     ``"half-zero"`` ∝ 1/k on the first ⌈d/2⌉ values and 0 on the rest. Read-only and cached (the
     runner asks for the same one for each oracle and ε; ~1 s CPU at d = 10⁷).
 

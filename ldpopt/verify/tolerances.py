@@ -32,18 +32,18 @@ def se_floor(x: np.ndarray) -> np.ndarray:
 
 
 def simplex_kkt(g: np.ndarray, f: np.ndarray, support_tol: float = 0.0, scale: float | None = None) -> dict:
-    """KKT residuals of f for *minimising* J on {f ≥ 0, Σf = 1}, given g = ∇J(f): with λ = ⟨g, f⟩
-    (the multiplier when they hold), stationarity max_{f_v > tol} |g_v − λ| and dual feasibility
-    max_{f_v ≤ tol} (λ − g_v)₊, both relative to ``scale`` (default max|g|; pass a gradient size
-    that does not vanish at the optimum, e.g. max|∇J| at the uniform distribution, when f̃ may
-    already lie on the simplex and ∇J(f) = 0). A diagnostic reported in the solver referee's
+    r"""KKT residuals of f for *minimising* J on :math:`\{f ≥ 0, Σ f = 1\}`, given :math:`g = ∇J(f)`: with :math:`λ = ⟨g, f⟩`
+    (the multiplier when they hold), stationarity :math:`\max_{f_v > tol} |g_v - λ|` and dual feasibility
+    :math:`\max_{f_v ≤ tol} (λ - g_v)_+`, both relative to ``scale`` (default max|g|; pass a gradient size
+    that does not vanish at the optimum, e.g. :math:`\max |∇J|` at the uniform distribution, when f̃ may
+    already lie on the simplex and :math:`∇J(f) = 0`). A diagnostic reported in the solver referee's
     rows, not a verdict: whether f is optimal is decided by the problem layer's certificate
     (:func:`ldpopt.problems.certificate`, the certificate referee).
 
     Parameters
     ----------
     g : ndarray, shape (d,)
-        The gradient ∇J(f).
+        The gradient :math:`∇J(f)`.
     f : ndarray, shape (d,)
         The point, on the simplex.
     support_tol : float, default 0.0
@@ -84,7 +84,7 @@ def _hessian_diag(obj, f: np.ndarray, est) -> np.ndarray:
 
 
 def _gradient_scale(obj, est) -> float:
-    """max|∇J| at the uniform distribution: the size of the gradient when f is off by O(1/d)."""
+    r""":math:`\max |∇J|` at the uniform distribution: the size of the gradient when f is off by O(1/d)."""
     g = obj.gradient(np.full(est.d, 1.0 / est.d), est)
     return float(np.max(np.abs(g[np.isfinite(g)]))) if np.isfinite(g).any() else 0.0
 

@@ -239,7 +239,7 @@ def _prepare_power_batch(estimates, params) -> None:
     label="Power", family="fitted", prepare_batch=_prepare_power_batch,
 )
 def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds=_DEFAULT_S_BOUNDS) -> np.ndarray:
-    """Power (Wang et al. arXiv §3.2, Eq. 10): posterior mean of f_v under a power-law count prior.
+    r"""Power (Wang et al. arXiv §3.2, Eq. 10): posterior mean of :math:`f_v` under a power-law count prior.
 
     Parameters
     ----------
@@ -254,7 +254,8 @@ def power(estimate: Estimate, s: float | None = None, fit: str = "mle", s_bounds
 
     Returns
     -------
-    ndarray, shape (d,): f'_v = E[f_v n | f̃_v n] / n, with σn = √(nq(1 − q))/(p − q).
+    ndarray, shape (d,)
+        :math:`f'_v = E[f_v n \mid \tilde f_v n] / n`, with :math:`σ_n = \sqrt{nq(1 - q)}/(p - q)`.
     """
     est = _check_estimate(estimate)
     fit = _check_choice(fit, "fit", _FITS)

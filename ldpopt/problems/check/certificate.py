@@ -60,7 +60,7 @@ _EPS = np.finfo(float).eps
 
 @dataclass
 class Certificate:
-    """What :func:`certificate` found. Units: frequency units for violations and distances, the
+    r"""What :func:`certificate` found. Units: frequency units for violations and distances, the
     objective's units (J of :mod:`ldpopt.problems.objectives.builtins`) for values and the gap.
 
     Made by :func:`certificate`; each parameter is an attribute of the same name (the comments in
@@ -73,7 +73,7 @@ class Certificate:
     primal_value, dual_value, gap, gap_floor, relative_gap : float
         J(f), the dual's lower bound g on J*, their difference and its rounding level.
     distance_linf, distance_l2 : float
-        Bounds on ‖f − f*‖∞ and ‖f − f*‖₂ (module docstring).
+        Bounds on :math:`\lVert f - f^* \rVert_∞` and :math:`\lVert f - f^* \rVert_2` (module docstring).
     feas_tol : float
         The primal tolerance used.
     multipliers : dict, default {}
@@ -137,13 +137,13 @@ class Certificate:
         return bool(self.primal_violation <= self.feas_tol)
 
     def passes(self, distance_tol: float) -> bool:
-        """Feasible, dual-feasible (to ``feas_tol`` in the multipliers' scale) and f within
+        r"""Feasible, dual-feasible (to ``feas_tol`` in the multipliers' scale) and f within
         ``distance_tol`` of the optimum (in frequency units, max norm).
 
         Parameters
         ----------
         distance_tol : float
-            The largest ‖f − f*‖∞ accepted.
+            The largest :math:`\lVert f - f^* \rVert_∞` accepted.
 
         Returns
         -------
@@ -590,7 +590,7 @@ def certificate(objective, constraints, estimate, f, multipliers: dict | None = 
     ``objective``: a name (``"cls"``, ``"weighted-mle"``, ``"multinomial"``, ``"binomial"``,
     ``"posterior"`` with ``mean``/``variance``) or an Objective. ``constraints``: None (the simplex)
     or a list as for :class:`~ldpopt.problems.Problem` (built-in constraint classes only).
-    ``multipliers``: a ``Solution.duals``-style dict (needs the Σ multiplier and the rows'), or None
+    ``multipliers``: a ``Solution.duals``-style dict (needs the sum's multiplier and the rows'), or None
     to recover them from f by :func:`recover_multipliers`. ``feas_tol``: primal tolerance in
     frequency units (default max(1e-9/d, 1e-14)·total, or the rounding level of the argmins if larger). Raises
     :class:`~ldpopt.problems.solvers.structured.NotApplicable` outside that class.

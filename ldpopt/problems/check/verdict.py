@@ -626,7 +626,7 @@ def affine_projection(problem, f, deadline=None):
 # ---- the verdict
 
 def accuracy_tol(d: int) -> float:
-    """Tolerance on the certified bound of ‖f − f*‖: 1e-2 × the mean frequency 1/d (a point off by
+    r"""Tolerance on the certified bound of :math:`\lVert f - f^* \rVert`: 1e-2 × the mean frequency 1/d (a point off by
     1/(10d) has a bound ≥ 1/(10d) and fails).
 
     Parameters
@@ -722,7 +722,7 @@ def _aux_ok(problem, f) -> bool:
 
 @dataclass
 class Checks:
-    """What ldpopt checked about a returned f (see module docstring). ``failed`` holds one text
+    r"""What ldpopt checked about a returned f (see module docstring). ``failed`` holds one text
     per failed check, e.g. ``"constraint residual 7.0e-04 > 1.0e-09 (nonnegative)"``.
 
     Made by :func:`check_solution`; each parameter is an attribute of the same name.
@@ -738,7 +738,7 @@ class Checks:
     stationarity, stationarity_step, dual_infeasibility, gap : float or None
         The KKT residuals; None when not run (``not_run`` says why).
     error_bound : float or None
-        The certified bound on ‖f − f*‖∞, where the objective's curvature gives one.
+        The certified bound on :math:`\lVert f - f^* \rVert_∞`, where the objective's curvature gives one.
     tolerance : dict
         The tolerance each check used.
     passed : bool
@@ -769,8 +769,8 @@ class Checks:
     violations: dict = field(default_factory=dict)
     aggregate_violation: float | None = None  # ℓ1 over the built-in constraints (module docstring)
     stationarity: float | None = None
-    #: a user objective whose relative residual fails: max_v |r_v|/c_v over those values, the change
-    #: of f_v that would zero it (frequency units; c_v the measured curvature, :mod:`.objective_check`)
+    #: a user objective whose relative residual fails: :math:`\max_v |r_v|/c_v` over those values, the change
+    #: of :math:`f_v` that would zero it (frequency units; :math:`c_v` the measured curvature, :mod:`.objective_check`)
     stationarity_step: float | None = None
     dual_infeasibility: float | None = None
     gap: float | None = None

@@ -78,7 +78,7 @@ class Constraint:
 
     * ``dual_keys()``: the names :meth:`build` gives, without building;
     * ``residuals(f, estimate)``, ``g(k, f, d)``: its violation and its g(f) in numpy;
-    * ``jacobian_t(k, y, d)`` / ``add_jacobian_t``: ∇g_kᵀ y for ldpopt's stationarity check;
+    * ``jacobian_t(k, y, d)`` / ``add_jacobian_t``: :math:`∇g_k^T y` for ldpopt's stationarity check;
     * ``compile_into(rows, keys, d)``: its bounds and rows in the structured solver's form
       (:class:`~ldpopt.problems.dual.structure.StructureRows`);
     * ``implies_nonnegative``, ``implies_at_most_one``, ``states_total``: what it implies about f;
@@ -179,7 +179,7 @@ class Constraint:
 
     @property
     def implies_at_most_one(self) -> bool:
-        """Whether, together with f ≥ 0, it implies f_v ≤ 1 for every value.
+        """Whether, together with f ≥ 0, it implies :math:`f_v ≤ 1` for every value.
 
         Examples
         --------
@@ -310,7 +310,7 @@ class Constraint:
         return
 
     def jacobian_t(self, k: int, y: np.ndarray, d: int) -> np.ndarray | None:
-        """∇_f g_k(f)ᵀ y (length d) of the k-th constraint :meth:`build` gives, or None: the caller
+        """:math:`∇_f g_k(f)^T y` (length d) of the k-th constraint :meth:`build` gives, or None: the caller
         uses cvxpy's ``grad``.
 
         Parameters
@@ -336,7 +336,7 @@ class Constraint:
         return None
 
     def add_jacobian_t(self, k: int, y: np.ndarray, d: int, out: np.ndarray) -> np.ndarray | None:
-        """``out += ∇_f g_k(f)ᵀ y`` in place (returned), or None when :meth:`jacobian_t` is unknown.
+        """``out +=`` :math:`∇_f g_k(f)^T y` in place (returned), or None when :meth:`jacobian_t` is unknown.
 
         Parameters
         ----------
@@ -396,7 +396,7 @@ class Constraint:
         return
 
     def simplex_parts(self):
-        """Its parts when it is made only of f ≥ 0 and Σ f = total, stated without building an array
+        """Its parts when it is made only of :math:`f ≥ 0` and :math:`Σ f` = total, stated without building an array
         (the structured solver's fast path for the simplex family), or None.
 
         Returns
@@ -471,7 +471,7 @@ _EXACT_ROWS = 64
 class LinearConstraint(Constraint):
     """A linear constraint stated once, as its rows: a subclass defines :meth:`rows` and ldpopt derives
     everything else a constraint answers from them — its cvxpy form (:meth:`build`), its violation
-    (:meth:`residuals`), g(f) and ∇gᵀy (:meth:`g`, :meth:`jacobian_t`), its pieces for the exact
+    (:meth:`residuals`), g(f) and :math:`∇g^T y` (:meth:`g`, :meth:`jacobian_t`), its pieces for the exact
     feasibility decision (:meth:`linear_pieces`) and its row block for the structured solver
     (:meth:`compile_into`). One cvxpy constraint, one dual named ``name``: a number when ``b`` is a
     number (one row), else one entry per row. A subclass overrides a derived form only to say more
@@ -608,7 +608,7 @@ class LinearConstraint(Constraint):
 
 @register_constraint
 class Simplex(Constraint):
-    """Wang et al.'s consistency constraints: f ≥ 0 and Σ f = 1 (Eq. 13 / §3.5; f ≤ 1 is implied).
+    """Wang et al.'s consistency constraints: :math:`f ≥ 0` and :math:`Σ f = 1` (Eq. 13 / §3.5; f ≤ 1 is implied).
 
     Duals ``"nonnegative"`` and ``"sum"`` (or ``"<name>.nonnegative"``, ``"<name>.sum"`` when named).
 
@@ -689,7 +689,7 @@ class Simplex(Constraint):
 
 @register_constraint
 class NonNegative(Constraint):
-    """f ≥ 0 (dual: length-d vector y ≥ 0; y_v > 0 only where f_v = 0).
+    """:math:`f ≥ 0` (dual: length-d vector :math:`y ≥ 0`; :math:`y_v > 0` only where :math:`f_v = 0`).
 
     Parameters
     ----------
@@ -752,7 +752,7 @@ class NonNegative(Constraint):
 
 @register_constraint
 class SumTo(Constraint):
-    """Σ f = total (default 1; dual: scalar, the μ of Wang et al. Appendix B up to sign/scale).
+    """:math:`Σ f` = total (default 1; dual: scalar, the μ of Wang et al. Appendix B up to sign/scale).
 
     Parameters
     ----------
@@ -930,7 +930,7 @@ class Box(Constraint):
 
 @register_constraint
 class SubsetSum(LinearConstraint):
-    """Σ_{v ∈ S} f_v (sense) value, sense ∈ {"==", "<=", ">="}: a known category total, e.g. the
+    """:math:`Σ_{v ∈ S} f_v` (sense) value, sense ∈ {"==", "<=", ">="}: a known category total, e.g. the
     NDSS 2020 Emoji experiment's category queries. ``indices``: integer indices or a boolean mask.
 
     Parameters
@@ -1090,8 +1090,8 @@ class Fixed(LinearConstraint):
 
 
 class Hierarchy(LinearConstraint):
-    """Tree consistency over a domain that lists internal nodes as values of their own:
-    f[parent] == Σ f[children] for each ``(parent, children)`` group (a hierarchical histogram's
+    r"""Tree consistency over a domain that lists internal nodes as values of their own:
+    :math:`f_{\mathrm{parent}} = Σ f_{\mathrm{children}}` for each ``(parent, children)`` group (a hierarchical histogram's
     "parent = sum of children"). One sparse equality H f = 0 with a row per group; the dual has one
     entry per group, in the order given. ``groups``: a sequence of ``(parent, children)`` pairs or a
     dict ``{parent: children}``. The default simplex does not fit a tree domain (the levels each sum
@@ -1217,7 +1217,7 @@ def example_function(f, estimate, limit: float = 0.5):
     estimate : Estimate
         The raw estimate (not read).
     limit : float, default 0.5
-        The bound on f_0 + f_1.
+        The bound on :math:`f_0 + f_1`.
 
     Returns
     -------

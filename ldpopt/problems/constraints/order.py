@@ -25,8 +25,8 @@ def _direction(direction) -> str:
 
 
 def isotonic(y, direction: str = "nonincreasing") -> np.ndarray:
-    """Least-squares isotonic regression of y along its index (pool-adjacent-violators, scipy's
-    compiled ``scipy.optimize.isotonic_regression``): argmin ‖g − y‖₂ over g monotone.
+    r"""Least-squares isotonic regression of y along its index (pool-adjacent-violators, scipy's
+    compiled ``scipy.optimize.isotonic_regression``): :math:`\mathrm{argmin}_g \lVert g - y \rVert_2` over g monotone.
 
     Parameters
     ----------
@@ -60,7 +60,7 @@ def isotonic(y, direction: str = "nonincreasing") -> np.ndarray:
 
 
 def project_monotone_simplex(y, direction: str = "nonincreasing", order=None) -> np.ndarray:
-    """argmin ‖f − y‖₂ s.t. f ≥ 0, Σ f = 1 and f monotone along ``order`` (None: 0, 1, …, d−1;
+    r""":math:`\mathrm{argmin}_f \lVert f - y \rVert_2` s.t. :math:`f ≥ 0, Σ f = 1` and f monotone along ``order`` (None: 0, 1, …, d−1;
     else a list of distinct indices, a chain over part of the domain; the other values are free).
 
     This is CLS (Wang et al. §3.5) with an extra :class:`Monotone` constraint: the simplex projection
@@ -106,16 +106,16 @@ def project_monotone_simplex(y, direction: str = "nonincreasing", order=None) ->
 
 @register_constraint
 class Monotone(LinearConstraint):
-    """f monotone over an order on the domain (ordinal data), one linear inequality per cover pair.
+    r"""f monotone over an order on the domain (ordinal data), one linear inequality per cover pair.
 
     ``order``: None (the natural order 0 < 1 < … < d−1), or a list of distinct indices [a₀, a₁, …]
     (a chain; values not listed are unconstrained). ``pairs``: a partial order instead, a list of
-    (a, b) meaning "a comes before b". ``direction="nonincreasing"``: f_a ≥ f_b for each pair
-    (a before b); ``"nondecreasing"``: f_a ≤ f_b.
+    (a, b) meaning "a comes before b". ``direction="nonincreasing"``: :math:`f_a ≥ f_b` for each pair
+    (a before b); ``"nondecreasing"``: :math:`f_a ≤ f_b`.
 
-    Built as D f ≤ 0 with one row per pair (row = e_b − e_a for nonincreasing, e_a − e_b for
+    Built as :math:`D f ≤ 0` with one row per pair (row :math:`e_b - e_a` for nonincreasing, :math:`e_a - e_b` for
     nondecreasing); the dual ``"<name>"`` is y ≥ 0 with one entry per pair, in the order given (for
-    a chain: pair i is (a_i, a_{i+1})). Residual: max(D f)₊ in frequency units.
+    a chain: pair i is :math:`(a_i, a_{i+1})`). Residual: :math:`\max (D f)_+` in frequency units.
 
     :meth:`project` is the closed form of CLS on the simplex with this constraint for a chain
     (:func:`project_monotone_simplex`).

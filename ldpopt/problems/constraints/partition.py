@@ -22,13 +22,13 @@ __all__ = ["LinearEquality", "PartitionTotals"]
 
 @register_constraint
 class PartitionTotals(LinearConstraint):
-    """Σ_{v ∈ groups[k]} f_v == totals[k] for every key k; the groups must be disjoint (they need not
+    r""":math:`Σ_{v ∈ G_k} f_v = t_k` for every key k (G = ``groups``, t = ``totals``); the groups must be disjoint (they need not
     cover the domain).
 
     ``groups``: dict key → integer indices (non-empty, no repeats); ``totals``: dict key → number,
     with the same keys. ``d`` (optional) checks the indices at once instead of when the problem is
     built. The dual ``"<name>"`` (default ``"partition"``) is a vector in the order of ``keys``;
-    :meth:`by_key` turns it into a dict. Residual: max_k |Σ_{v ∈ groups[k]} f_v − totals[k]|.
+    :meth:`by_key` turns it into a dict. Residual: :math:`\max_k |Σ_{v ∈ G_k} f_v - t_k|`.
 
     Parameters
     ----------

@@ -103,7 +103,7 @@ class RangeTree:
         return self.size - 1
 
     def node_totals(self, leaf_values) -> np.ndarray:
-        """Every node's total Σ_{v ∈ [lo, hi)} leaf_values[v] (prefix sums, vectorised).
+        """Every node's total: the sum of ``leaf_values[v]`` over v in [lo, hi) (prefix sums, vectorised).
 
         Parameters
         ----------
@@ -132,7 +132,7 @@ class RangeTree:
         return c[self.hi] - c[self.lo]
 
     def hierarchy(self, name: str | None = None) -> Hierarchy:
-        """The :class:`Hierarchy` constraint f[parent] = Σ f[children] of every internal node.
+        r"""The :class:`Hierarchy` constraint :math:`f_{\mathrm{parent}} = Σ f_{\mathrm{children}}` of every internal node.
 
         Parameters
         ----------
@@ -176,7 +176,7 @@ class RangeTree:
         Parameters
         ----------
         a, b : int
-            The range's first and last leaf, 0 ≤ a ≤ b < d.
+            The range's first and last leaf, :math:`0 ≤ a ≤ b < d`.
 
         Returns
         -------
@@ -185,7 +185,7 @@ class RangeTree:
         Raises
         ------
         ValueError
-            Not 0 ≤ a ≤ b < d.
+            Not :math:`0 ≤ a ≤ b < d`.
 
         Examples
         --------
@@ -230,7 +230,7 @@ class RangeTree:
         Raises
         ------
         ValueError
-            A range not 0 ≤ a ≤ b < d.
+            A range not :math:`0 ≤ a ≤ b < d`.
 
         Examples
         --------
@@ -246,7 +246,7 @@ class RangeTree:
         return sp.csr_matrix((np.ones(cols.shape[0]), (rows, cols)), shape=(len(covers), self.size))
 
     def answer(self, f, a: int, b: int) -> float:
-        """Σ f[cover(a, b)]: the range [a, b] answered from the node totals.
+        """The sum of f over ``cover(a, b)``: the range [a, b] answered from the node totals.
 
         Parameters
         ----------

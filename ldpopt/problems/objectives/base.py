@@ -120,8 +120,8 @@ class Objective(abc.ABC):
         return cls()
 
     def per_value(self, estimate: Estimate):
-        """The per-value form J(f) = Σ_v h_v(f_v) (a :class:`~.separable.Separable`: h_v,
-        h_v', h_v'', the per-value argmin and curvature) that the structured solver and the
+        """The per-value form :math:`J(f) = Σ_v h_v(f_v)` (a :class:`~.separable.Separable`: :math:`h_v`,
+        :math:`h_v'`, :math:`h_v''`, the per-value argmin and curvature) that the structured solver and the
         certificate evaluate, or None when J is not smooth and separable.
 
         Parameters

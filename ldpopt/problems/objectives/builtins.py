@@ -35,8 +35,8 @@ __all__ = [
 
 @register_objective
 class LeastSquares(Objective):
-    """CLS, Wang et al. §3.5: J(f) = ‖f − f̃‖₂² (the squared norm; same minimiser as the paper's
-    ‖f − f̃‖₂, and the form Appendix B differentiates). A QP (solver chain: :mod:`.policy`).
+    r"""CLS, Wang et al. §3.5: :math:`J(f) = \lVert f - \tilde f \rVert_2^2` (the squared norm; same minimiser as the paper's
+    :math:`\lVert f - \tilde f \rVert_2`, and the form Appendix B differentiates). A QP (solver chain: :mod:`.policy`).
 
     Scaled form: Σ (x − f̃/σ)² = J/σ².
 
@@ -77,14 +77,16 @@ def _wmle_coefficients(estimate: Estimate):
 
 @register_objective
 class WeightedMLE(Objective):
-    """Exact weighted MLE, Wang et al. §3.4 Eq. 13, with the value-dependent variance of Eq. 2:
+    r"""Exact weighted MLE, Wang et al. §3.4 Eq. 13, with the value-dependent variance of Eq. 2:
 
-        J(f) = Σ_v (c_v/n − q − (p − q) f_v)² / (q(1 − q) + (p − q)(1 − p − q) f_v).
+    .. math::
+
+        J(f) = Σ_v (c_v/n - q - (p - q) f_v)^2 / (q(1 - q) + (p - q)(1 - p - q) f_v).
 
     Formulation (accurate at d = 42,178, see ``tests/test_problems_wmle.py``): with x = f/σ,
-    x̃ = f̃/σ and β = σ(p − q)(1 − p − q)/(q(1 − q)), each term is (x̃_v − x_v)²/(n(1 + β x_v)); so
-    n·J = Σ_v t_v with the per-element rotated second-order cone (x̃_v − x_v)² ≤ t_v·(1 + β x_v),
-    written as ‖(2(x̃_v − x_v), t_v − y_v)‖₂ ≤ t_v + y_v, y_v = 1 + β x_v (one vectorised cvxpy
+    x̃ = f̃/σ and β = σ(p − q)(1 − p − q)/(q(1 − q)), each term is :math:`(\tilde x_v - x_v)^2/(n(1 + β x_v))`; so
+    :math:`n J = Σ_v t_v` with the per-element rotated second-order cone :math:`(\tilde x_v - x_v)^2 ≤ t_v (1 + β x_v)`,
+    written as :math:`\lVert (2(\tilde x_v - x_v), t_v - y_v) \rVert_2 ≤ t_v + y_v`, :math:`y_v = 1 + β x_v` (one vectorised cvxpy
     ``SOC`` with ``axis=0``). Every quantity the solver sees is O(1). A cone program.
 
     The cone also imposes the domain y_v ≥ 0 (variance ≥ 0), which the simplex implies anyway.
@@ -196,7 +198,7 @@ class WeightedMLENaive(WeightedMLE):
     numerically poor formulation, kept so the test suite can show that it fails.
 
     With r = A − B f and s = C + E f affine (A = c/n − q, B = p − q, C = q(1 − q),
-    E = (p − q)(1 − p − q)), r²/s = α²/s − 2αβ + β²s with β = B/E, α = A + BC/E. That turns each
+    E = (p − q)(1 − p − q)), :math:`r^2/s = α^2/s - 2αβ + β^2 s` with β = B/E, α = A + BC/E. That turns each
     quadratic-over-linear term into ``inv_pos`` plus a linear term, in raw f units, without
     rescaling. The two large pieces cancel to leave a tiny J (~0.04 against pieces ~d), so the
     solver's relative tolerances are spent on the cancelling parts: at d = 42,178 (OUE, ε = 1) it
@@ -271,16 +273,18 @@ class _Likelihood(Objective):
 
 @register_objective
 class Multinomial(_Likelihood):
-    """GRR's exact likelihood (each report is one value, so c ~ Multinomial(n, π)):
+    r"""GRR's exact likelihood (each report is one value, so c ~ Multinomial(n, π)):
 
-        J(f) = −(1/n) Σ_v c_v log π_v,   π_v = q + (p − q) f_v
+    .. math::
 
-    (negative log-likelihood per user; maximising Σ c_v log π_v). Under Σ f = 1, Σ π = 1 exactly for
-    GRR (p + (d − 1)q = 1). Only values with c_v > 0 enter the sum.
+        J(f) = -(1/n) Σ_v c_v \log π_v, \quad π_v = q + (p - q) f_v
 
-    Scaled form: Σ_{c_v>0} rel_entr(c_v, n π_v) = n·J + Σ c log c − (Σ c) log n, an exponential-cone
+    (negative log-likelihood per user; maximising :math:`Σ c_v \log π_v`). Under :math:`Σ f = 1`, :math:`Σ π = 1` exactly for
+    GRR (p + (d − 1)q = 1). Only values with :math:`c_v > 0` enter the sum.
+
+    Scaled form: :math:`Σ_{c_v>0} \mathrm{rel\_entr}(c_v, n π_v) = n J + Σ c \log c - (Σ c) \log n`, an exponential-cone
     problem whose optimal value is the KL-type deviance, ≈ d/2, not n·log d.
-    Requires Σ c_v = n (the counts of a single-value-report oracle).
+    Requires :math:`Σ c_v = n` (the counts of a single-value-report oracle).
 
     Solving: below d = ``policy.SQP_MIN_D`` (300) as this exponential-cone program (Clarabel → SCS);
     from there on ``Problem.solve()`` uses the sequential-QP route (:mod:`.sqp`: damped Newton over
@@ -331,12 +335,14 @@ class Multinomial(_Likelihood):
 
 @register_objective
 class Binomial(_Likelihood):
-    """Per-bit composite likelihood for unary / hash oracles (each value's support count is
-    c_v ~ Binomial(n, π_v), the values treated as independent):
+    r"""Per-bit composite likelihood for unary / hash oracles (each value's support count is
+    :math:`c_v \sim \mathrm{Binomial}(n, π_v)`, the values treated as independent):
 
-        J(f) = −(1/n) Σ_v [c_v log π_v + (n − c_v) log(1 − π_v)],   π_v = q + (p − q) f_v.
+    .. math::
 
-    Scaled form: Σ_v rel_entr(c_v, nπ_v) + rel_entr(n − c_v, n(1 − π_v)) = n·J + const: the binomial
+        J(f) = -(1/n) Σ_v [c_v \log π_v + (n - c_v) \log(1 - π_v)], \quad π_v = q + (p - q) f_v.
+
+    Scaled form: :math:`Σ_v \mathrm{rel\_entr}(c_v, nπ_v) + \mathrm{rel\_entr}(n - c_v, n(1 - π_v)) = n J + \mathrm{const}`: the binomial
     deviance, O(1) per value. Exponential cones.
 
     Solving: below d = ``policy.SQP_MIN_D`` (300) as this exponential-cone program (Clarabel → SCS);
@@ -385,8 +391,8 @@ class Binomial(_Likelihood):
 
 @register_objective
 class L1(Objective):
-    """Least absolute deviations, J(f) = ‖f − f̃‖₁ (the L1 variant of Lee et al., cited by Wang et al.
-    beside CLS). An LP (a QP for the chain). Scaled form Σ|x − f̃/σ| = J/σ. Not smooth: no gradient;
+    r"""Least absolute deviations, :math:`J(f) = \lVert f - \tilde f \rVert_1` (the L1 variant of Lee et al., cited by Wang et al.
+    beside CLS). An LP (a QP for the chain). Scaled form :math:`Σ |x - \tilde f/σ| = J/σ`. Not smooth: no gradient;
     its KKT conditions use the subgradient sign(f − f̃) ∈ [−1, 1].
 
     Parameters
@@ -435,13 +441,13 @@ def _central_form(estimate) -> str:
 
 @register_objective
 class CentralMLE(Objective):
-    """The exact likelihood of a central-noise histogram: maximise Σ_v log P(Z = c̃_v − n f_v) over the
-    constraint set, Z the mechanism's noise (continuous relaxation: n f_v is real, so the discrete
+    r"""The exact likelihood of a central-noise histogram: maximise :math:`Σ_v \log P(Z = \tilde c_v - n f_v)` over the
+    constraint set, Z the mechanism's noise (continuous relaxation: :math:`n f_v` is real, so the discrete
     mechanisms' log pmf is taken at real arguments through its closed form).
 
     For Laplace and discrete Laplace, −log P(Z = k) = |k|/b + const, so the problem is
-    min Σ_v |c̃_v − n f_v| = n·‖f − f̃‖₁: objective ``"l1"``. For the Gaussian and discrete Gaussian,
-    −log P = k²/(2σ²) + const: objective ``"cls"``. The form is what the noise source declares
+    :math:`\min Σ_v |\tilde c_v - n f_v| = n \lVert f - \tilde f \rVert_1`: objective ``"l1"``. For the Gaussian and discrete Gaussian,
+    :math:`-\log P = k^2/(2σ^2)` + const: objective ``"cls"``. The form is what the noise source declares
     (``estimate.noise.likelihood``, :meth:`resolve`), never its name; ``Problem`` then solves and
     certifies that objective.
 
@@ -502,14 +508,17 @@ class CentralMLE(Objective):
 
 @register_objective
 class Posterior(Objective):
-    """Project a posterior mean m onto the constraint set (NDSS 2020 PowerNS; Jia & Gong's Calibrate):
+    r"""Project a posterior mean m onto the constraint set (NDSS 2020 PowerNS; Jia & Gong's Calibrate):
 
-        J(f) = Σ_v (f_v − m_v)² / var_v     (``variance`` given), or
-        J(f) = Σ_v (f_v − m_v)²             (``variance=None``; PowerNS's Euclidean projection).
+    .. math::
+
+        J(f) = Σ_v (f_v - m_v)^2 / \mathrm{var}_v
+
+    (``variance`` given), or :math:`J(f) = Σ_v (f_v - m_v)^2` (``variance=None``; PowerNS's Euclidean projection).
 
     ``mean``: length-d posterior mean (e.g. Power's Eq. 10 output). ``variance``: length-d (or scalar)
-    posterior variance, every entry > 0. A QP. Scaled: Σ w_v (x_v − m_v/s)² with w = v̄/var
-    (v̄ the mean variance; K = v̄/s²) or w = 1 (K = 1/s²).
+    posterior variance, every entry > 0. A QP. Scaled: :math:`Σ w_v (x_v - m_v/s)^2` with :math:`w = \bar v/\mathrm{var}`
+    (:math:`\bar v` the mean variance; :math:`K = \bar v/s^2`) or w = 1 (:math:`K = 1/s^2`).
 
     Parameters
     ----------

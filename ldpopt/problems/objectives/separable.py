@@ -47,7 +47,7 @@ class Separable:
     #: and column of A (:func:`~ldpopt.problems.dual.dual.solve_row_groups`: its sums
     #: round differently from the elementwise ones; the built-ins keep theirs bitwise)
     group_rows = False
-    #: J(f) = Σ_v h_v(f_v) + offset (``Objective.value``'s default adds it)
+    #: :math:`J(f) = Σ_v h_v(f_v)` + offset (``Objective.value``'s default adds it)
     offset = 0.0
 
     def has_closed_form(self) -> bool:

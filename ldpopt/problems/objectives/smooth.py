@@ -20,7 +20,7 @@ _STEEP = ("entr", "log", "kl_div", "rel_entr")
 
 
 class SmoothObjective(Objective):
-    """A user objective with its exact derivatives, J: ℝ^d → ℝ convex and twice differentiable on its
+    r"""A user objective with its exact derivatives, J: ℝ^d → ℝ convex and twice differentiable on its
     domain, solved by the Newton / sequential-QP route over any constraints (:mod:`.sqp`).
 
     ``value(f, estimate) -> float``, ``gradient(f, estimate) -> (d,) array``, ``hessian(f, estimate)``
@@ -34,12 +34,16 @@ class SmoothObjective(Objective):
     KKT conditions certified by ldpopt's check (:mod:`.verdict`), for constraints g_k(f) ≤ 0 and
     h_j(f) = 0 with multipliers y_k ≥ 0, ν_j (the route's own, keyed like ``Solution.duals``):
 
-        ∇J(f) + Σ_k y_k ∇g_k(f) + Σ_j ν_j ∇h_j(f) = 0   (stationarity),
-        g_k(f) ≤ 0, h_j(f) = 0                         (primal feasibility),
-        y_k ≥ 0, y_k g_k(f) = 0                        (dual feasibility, complementary slackness),
+    .. math::
 
-    measured relative to ∇J (stationarity), by the Lagrangian duality gap, and with a ‖f − f*‖∞ bound
-    from ``curvature_floor`` when given (a lower bound on λ_min(∇²J) over the feasible set; default
+        \begin{aligned}
+        &∇J(f) + Σ_k y_k ∇g_k(f) + Σ_j ν_j ∇h_j(f) = 0 && \text{(stationarity)},\\
+        &g_k(f) ≤ 0, \; h_j(f) = 0 && \text{(primal feasibility)},\\
+        &y_k ≥ 0, \; y_k g_k(f) = 0 && \text{(dual feasibility, complementary slackness)},
+        \end{aligned}
+
+    measured relative to ∇J (stationarity), by the Lagrangian duality gap, and with a :math:`\lVert f - f^* \rVert_∞` bound
+    from ``curvature_floor`` when given (a lower bound on :math:`λ_{\min}(∇^2 J)` over the feasible set; default
     none, so no bound).
 
     Parameters
@@ -148,7 +152,7 @@ class SmoothObjective(Objective):
         return sp.csr_array(H)
 
     def curvature_floor(self, f, estimate) -> float:
-        """The declared lower bound on λ_min(∇²J) (clipped at 0), 0.0 when none was declared.
+        r"""The declared lower bound on :math:`λ_{\min}(∇^2 J)` (clipped at 0), 0.0 when none was declared.
 
         Parameters
         ----------

@@ -505,7 +505,7 @@ def _refined(sep, lam: float, f, f0, total: float, weights=None):
 
 
 class SeparableObjective(Objective):
-    """A user objective declared separable, J(f) = Σ_v h_v(f_v), for the structured solver.
+    """A user objective declared separable, :math:`J(f) = Σ_v h_v(f_v)`, for the structured solver.
 
     ``h(f, estimate)``, ``dh``, ``d2h``: vectorised per-value h_v(f_v), h_v'(f_v), h_v''(f_v) (length-d
     arrays; each h_v convex, d2h > 0 where the solver may evaluate it). ``curvature(l, u, estimate)``

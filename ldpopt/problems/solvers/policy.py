@@ -180,7 +180,7 @@ FALLBACK_MIN_S = 0.25
 
 
 def fallback_budget(elapsed: float) -> float:
-    """The seconds a first-order solver (SCS, OSQP) gets as the chain's fallback once an
+    r"""The seconds a first-order solver (SCS, OSQP) gets as the chain's fallback once an
     interior-point solver has been tried and its point, if any, did not pass ldpopt's check (a
     failed one too: SCS at 1e-9 after Clarabel's ``solver_error`` ran 600 s on a generated family at
     d = 10³, ``bench_random_families.py``, where plain cvxpy's calls took well under a second):
@@ -189,8 +189,8 @@ def fallback_budget(elapsed: float) -> float:
     the attempt ends ``user_limit`` and the chain's best checked point stands. A choice, from the
     cases measured: in none did the fallback's point pass where the interior point's had failed,
     and it cost 2.2 s after Clarabel's 8 ms (CLS on the simplex with a ball touching it, d = 100),
-    250 s after Clarabel's 0.4 s (an energy bound Σ f² ≤ (1 + 10⁻¹¹)/d, d = 10⁴: SCS's point 2e-7 off
-    the simplex where Clarabel's was 8e-10 off the bound), 4.8 s after 3.3 s (CLS + 1e-2·‖f − p‖₂ at
+    250 s after Clarabel's 0.4 s (an energy bound :math:`Σ f^2 ≤ (1 + 10^{-11})/d`, d = 10⁴: SCS's point 2e-7 off
+    the simplex where Clarabel's was 8e-10 off the bound), 4.8 s after 3.3 s (CLS + :math:`10^{-2} \lVert f - p \rVert_2` at
     d = 10⁵, before that class had its own route) and 9 s after 5 s (CLS − 1e-3·geo_mean(f), d = 100);
     where it did pass, it took 0.06 s (Clarabel stopped at 3 iterations, an energy bound, d = 400).
     So the fallback costs at most about the time already spent (the call at most ~2× plain cvxpy's

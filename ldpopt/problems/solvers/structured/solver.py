@@ -96,7 +96,7 @@ def solve_structured(estimate, objective="cls", constraints=None, *, mean=None, 
     Covered: objectives cls, weighted-mle, multinomial, binomial, posterior (names or Objective
     instances) and :class:`~.user_separable.SeparableObjective`; constraints None (simplex), Simplex,
     NonNegative + SumTo, Box, Fixed, SubsetSum (==, <=, >=), PartitionTotals, Hierarchy (one
-    multiplier per group: meant for a few hundred groups at most with Σ f = total), and one Monotone chain with the
+    multiplier per group: meant for a few hundred groups at most with :math:`Σ f` = total), and one Monotone chain with the
     simplex and common bounds on the chain but no other rows (:mod:`ldpopt.problems.dual.chain`), and, without
     Σ f = total, one Hierarchy tree with its leaf total (SubsetSum over its leaves or Fixed on its root)
     and bounds (:mod:`ldpopt.problems.dual.tree`; ``iterations["tree_newton_iterations"]``). The binomial and
