@@ -267,7 +267,7 @@ def em(estimate: Estimate, likelihood: str = "auto", method: str = "exact", *,
        max_iter: int = 10_000, tol: float = 1e-9, on_fail: str = "raise") -> np.ndarray:
     r"""Maximum-likelihood frequencies on the simplex from the exact likelihood of the counts.
 
-    GRR (``estimate.oracle == "grr"``): the multinomial likelihood :math:`\sum_v c_v \log(q + (p - q) f_v)`;
+    GRR (its source declares ``likelihood = "multinomial"``): the multinomial likelihood :math:`\sum_v c_v \log(q + (p - q) f_v)`;
     unary and hash oracles (OUE, SUE, OLH, BLH, HR, SS): the per-bit binomial composite likelihood
     :math:`\sum_v [c_v \log π_v + (n - c_v) \log(1 - π_v)]`, :math:`π_v = q + (p - q) f_v`. Exact KKT solves by default,
     the IBU / EM iteration with ``method="iterative"`` (same maximiser). See the module notes
