@@ -128,29 +128,20 @@ class Centring:
         f = np.zeros(d) if f is None else np.asarray(f, dtype=np.float64)
         th, kap = float(self.theta), cov.kappa
         s = cov.A + f * cov.B
+        U, U2, k, sq = _rows(U, d)
+        ind = self._independent(cov, d, k, sq)
         if cov.pair is None:
-            if not self.exact_without_pair(U is None):
-                raise ValueError(f"oracle {name!r}: the count covariance is not analytic here; use the bootstrap")
-            return kap * s + cov.e
+            self._need_pair(U, name)
+            return kap * s + ind
         a, b = cov.pair
         g = s - a - 2 * b * f
-        if U is None:
-            k, sq, usq_g, ug, uf = np.ones(d), np.ones(d), g, g, f
-        else:
-            import scipy.sparse as sp  # only for query rows: a per-value call loads no scipy
-
-            U = sp.csr_matrix(U, dtype=np.float64)
-            U2 = U.multiply(U)
-            k = np.asarray(U.sum(axis=1)).ravel()
-            sq = np.asarray(U2.sum(axis=1)).ravel()
-            usq_g = np.asarray(U2 @ g).ravel()
-            ug = np.asarray(U @ g).ravel()
-            uf = np.asarray(U @ f).ravel()
+        usq_g, ug, uf = (g, g, f) if U is None else (np.asarray(U2 @ g).ravel(), np.asarray(U @ g).ravel(),
+                                                   np.asarray(U @ f).ravel())
         m = k / d
         w2g = usq_g - 2 * th * m * ug + th**2 * m**2 * g.sum()
         sw = (1.0 - th) * k
         swf = uf - th * m * f.sum()
-        return kap * (w2g + a * sw**2 + 2 * b * sw * swf) + cov.e * (sq - 2 * th * m * k + th**2 * m**2 * d)
+        return kap * (w2g + a * sw**2 + 2 * b * sw * swf) + ind
 
     def line(self, cov: CountCovariance, d: int, U=None, name: str = "") -> tuple[np.ndarray, np.ndarray]:
         """(α, β) with Var = α + β·F exactly, F the true answer of each 0-1 query row of ``U`` (None =
@@ -185,18 +176,10 @@ class Centring:
         True
         """
         th, kap = float(self.theta), cov.kappa
-        if U is None:
-            k = sq = np.ones(d)
-        else:
-            import scipy.sparse as sp
-
-            U = sp.csr_matrix(U, dtype=np.float64)
-            k = np.asarray(U.sum(axis=1)).ravel()
-            sq = np.asarray(U.multiply(U).sum(axis=1)).ravel()
-        ind = cov.e * (sq - 2 * th * (k / d) * k + th**2 * (k / d) ** 2 * d)
+        U, _, k, sq = _rows(U, d)
+        ind = self._independent(cov, d, k, sq)
         if cov.pair is None:
-            if not self.exact_without_pair(U is None):
-                raise ValueError(f"oracle {name!r}: the count covariance is not analytic here; use the bootstrap")
+            self._need_pair(U, name)
             return np.full(d, kap * cov.A) + ind, np.full(d, kap * cov.B)
         a, b = cov.pair
         A0, B0 = cov.A - a, cov.B - 2 * b
@@ -205,3 +188,23 @@ class Centring:
         alpha = kap * (A0 * w2 + B0 * th**2 * m**2 + a * (1 - th) ** 2 * k**2 - 2 * b * (1 - th) * k * th * m) + ind
         beta = kap * (B0 * (1 - 2 * th * m) + 2 * b * (1 - th) * k)
         return alpha, beta
+
+    def _independent(self, cov: CountCovariance, d: int, k: np.ndarray, sq: np.ndarray) -> np.ndarray:
+        # e Σw² for rows of sum k and squared norm sq: noise added independently to every count
+        th = float(self.theta)
+        return cov.e * (sq - 2 * th * (k / d) * k + th**2 * (k / d) ** 2 * d)
+
+    def _need_pair(self, U, name: str) -> None:
+        if not self.exact_without_pair(U is None):
+            raise ValueError(f"oracle {name!r}: the count covariance is not analytic here; use the bootstrap")
+
+
+def _rows(U, d: int):
+    """(U as CSR, U∘U, row sums k, row squared norms) of query rows; None: the single values."""
+    if U is None:
+        return None, None, np.ones(d), np.ones(d)
+    import scipy.sparse as sp  # only for query rows: a per-value call loads no scipy
+
+    U = sp.csr_matrix(U, dtype=np.float64)
+    U2 = U.multiply(U)
+    return U, U2, np.asarray(U.sum(axis=1)).ravel(), np.asarray(U2.sum(axis=1)).ravel()
