@@ -248,7 +248,7 @@ ROWS: tuple[Row | Span, ...] = (
     Row("`Problem(cls)` + 10 subset sums, d = 10⁶", "user_call_d1000000_rows10.json",
         Pick(("rows", {"objective": "cls"}, "problem_solve_cpu_s")), None,
         "python benchmarks/bench_user_call.py --d 1000000 --rows 10 --no-piqp"),
-    Row("exact feasibility decision: full Monotone chain + Σ f = 1 + SubsetSum(first half) ≤ 1/2 − 1e-16 "
+    Row("exact feasibility decision: full Monotone chain + $\\sum f = 1$ + SubsetSum(first half) ≤ 1/2 − 1e-16 "
         "(empty), d = 10⁵", "exact_feasibility.json",
         Pick(("large", {"d": 100000, "constraints": "chain + SubsetSum(first half) <= 1/2 - 1e-16"}, "cpu_s")),
         None, "python benchmarks/bench_exact_feasibility.py"),
@@ -256,7 +256,7 @@ ROWS: tuple[Row | Span, ...] = (
         "exact_feasibility.json",
         Pick(("large", {"d": 42178, "constraints": "dense LinearEquality 201 rows, conflict 1e-13"}, "cpu_s")),
         None, "python benchmarks/bench_exact_feasibility.py"),
-    Row("exact feasibility decision: 20 dense float LinearEquality rows with Σ f = 1, met inside the simplex "
+    Row("exact feasibility decision: 20 dense float LinearEquality rows with $\\sum f = 1$, met inside the simplex "
         "(proved feasible without an LP), d = 42,178", "exact_feasibility.json",
         Pick(("large", {"d": 42178, "constraints": "dense float LinearEquality 20 rows, interior solution"}, "cpu_s")),
         None, "python benchmarks/bench_exact_feasibility.py"),
