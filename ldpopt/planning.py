@@ -977,7 +977,8 @@ class Plan:
         expected loss: MSE, or 1 − F1 for ``hh``), ``se`` (0 where exact), ``how``, ``note`` (where the
         prediction is loose), ``rank`` (within the query); with a target also ``n_target``,
         ``n_target_se``, ``n_target_how``; with a central mechanism also ``scale`` and ``delta`` (NaN on
-        the local rows; ``family`` is ``"local"`` or ``"central"``, the model).
+        the local rows; ``family`` is ``"local"`` or ``"central"``, the model); with designed mechanisms
+        also ``design_s``, a design's seconds (NaN on the other rows).
     prior : ndarray
         The prior's frequencies.
     prior_how : str
@@ -991,6 +992,9 @@ class Plan:
     central : dict
         Per central mechanism planned: its calibrated ``scale`` (``scale_name`` b or sigma), ``delta`` and
         ``relation`` (empty for a local plan).
+    designs : dict
+        The strategies ``plan(..., design=True)`` designed, by query string
+        (:class:`ldpopt.design.Design`; ``designs[q].oracle()`` collects with one); empty otherwise.
 
     Examples
     --------
