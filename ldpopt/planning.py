@@ -14,7 +14,7 @@ import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from .uncertainty.resample import apply_batch, draw_counts
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["DEFAULT_DELTA", "REFINE_STEPS", "ROW_FAMILIES", "SAMPLE_P90", "SHAPES", "Plan", "calibrate_scale",
+__all__ = ["DEFAULT_DELTA", "DESIGN_OPTIONS", "REFINE_STEPS", "ROW_FAMILIES", "SAMPLE_P90", "SHAPES", "Plan", "calibrate_scale",
            "central_closed_form", "closed_form", "plan", "prior_histogram", "simulate"]
 
 #: the named prior shapes :func:`prior_histogram` reads (a real dataset's name is also accepted)
@@ -215,16 +215,24 @@ def _check_oracles(names, epsilon: float, d: int) -> list:
 
 
 def _check_queries(queries, d: int) -> list[Query]:
-    if queries is None or isinstance(queries, (str, Query)):
+    import scipy.sparse as sp
+
+    if queries is None or isinstance(queries, (str, Query, np.ndarray)) or sp.issparse(queries):
         queries = [queries]
-    qs = []
+    qs: list[Query] = []
     for spec in queries:
-        if not isinstance(spec, (str, Query)) and spec is not None:
-            raise ValueError(f"queries must be strings ('full', 'topk:K', 'hh:PHI', 'subsets:SIZE[:COUNT]'), "
-                             f"got {type(spec).__name__}")
+        matrix = isinstance(spec, np.ndarray) or sp.issparse(spec) or (isinstance(spec, Query) and spec.kind == "given")
+        if not (isinstance(spec, (str, Query)) or spec is None or matrix):
+            raise ValueError(f"queries must be strings ('full', 'topk:K', 'hh:PHI', 'subsets:SIZE[:COUNT]') or "
+                             f"one 0-1 query matrix (queries × d), got {type(spec).__name__}")
         q = parse_query(spec)
         if q.kind == "given":
-            raise ValueError("queries: given subsets are not planned; use 'subsets:SIZE[:COUNT]'")
+            if any(x.kind == "given" for x in qs):
+                raise ValueError("queries: at most one query matrix (its rows are the queries)")
+            try:
+                q = Query("given", subsets=_given_matrix(q, d))
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"queries: a query matrix must be 0-1 with d = {d} columns ({exc})") from None
         if q.kind == "topk" and q.k > d:
             raise ValueError(f"queries: topk:{q.k} needs K <= d = {d}")
         if q.kind == "subsets" and q.size > d:
@@ -256,7 +264,13 @@ def closed_form(oracle, method: str, query, f, n: int) -> float | None:
     Both methods are unbiased, so the expected MSE is the mean variance of the answers: Base per value
     :math:`\mathrm{Var}(\tilde f_v) = (q(1-q) + f_v(p-q)(1-p-q))/(n(p-q)^2)` (arXiv Eq. 2); Norm and subset answers from the
     exact covariance of :mod:`ldpopt.uncertainty.analytic`; for ``subsets:S`` the expectation over
-    uniform S-subsets (docs/notes/plan.md).
+    uniform S-subsets; for a query matrix (given subsets) the mean over its rows (docs/notes/plan.md).
+
+    A source that states the exact covariance matrix C of its f̃ at frequencies f, ``covariance(f, n)``
+    (a designed mechanism: :class:`ldpopt.design.DesignedOracle`), is asked that instead: Base's
+    answers :math:`w^T \tilde f` have variance :math:`w^T C w`, Norm's :math:`w^T P C P w` with
+    :math:`P = I - 1 1^T/d` (Norm adds :math:`(1 - 1^T \tilde f)/d` to every value); a uniform S-subset's
+    expectation is :math:`(S/d)\,\mathrm{tr}\,C + S(S-1)/(d(d-1))\,(1^T C 1 - \mathrm{tr}\,C)`.
 
     Parameters
     ----------
@@ -266,7 +280,8 @@ def closed_form(oracle, method: str, query, f, n: int) -> float | None:
     method : str
         ``"base"`` or ``"norm"`` (anything else returns None).
     query : str or Query
-        "full", "topk:K", "subsets:S[:C]" (the MSE metric; "hh:PHI" returns None).
+        "full", "topk:K", "subsets:S[:C]", or a Query of given subsets (a query matrix, each row one
+        linear query; the MSE metric; "hh:PHI" returns None).
     f : array_like, shape (d,)
         True frequencies.
     n : int
@@ -294,21 +309,49 @@ def closed_form(oracle, method: str, query, f, n: int) -> float | None:
     True
     """
     q = parse_query(query)
-    if method not in ("base", "norm") or q.kind in ("hh", "given") or q.metric != "mse":
+    if method not in ("base", "norm") or q.kind == "hh" or q.metric != "mse":
         return None
     f = np.asarray(f, dtype=np.float64)
     d = f.shape[0]
+    U = _given_matrix(q, d) if q.kind == "given" else None
+    full = getattr(oracle, "covariance", None)
+    if callable(full):   # the source states its whole covariance matrix (a designed channel)
+        return _matrix_closed_form(np.asarray(full(f, n), dtype=np.float64), method, q, f, U)
     # the variances are uncertainty.analytic's (one place), asked of the source's covariance
     cov = oracle.count_covariance(n, d)
     try:
         if q.kind == "subsets":   # Var = α(k) + β(k)·F_A for any k-subset A; E F_A = (k/d) Σf
-            U = np.zeros((1, d))
-            U[0, :q.size] = 1.0
-            alpha, beta = line_of(cov, d, method, U, oracle.name)
+            S = np.zeros((1, d))
+            S[0, :q.size] = 1.0
+            alpha, beta = line_of(cov, d, method, S, oracle.name)
             return float(alpha[0] + beta[0] * q.size / d * f.sum())
-        v = query_variance_of(cov, d, method, f, None, oracle.name)
+        v = query_variance_of(cov, d, method, f, U, oracle.name)
     except ValueError:   # the count covariance is not of the pair form: no closed form for this query
         return None
+    if q.kind == "topk":
+        v = v[np.argsort(-f, kind="stable")[:q.k]]
+    return float(v.mean())
+
+
+def _given_matrix(q: Query, d: int):
+    """The CSR query matrix of given subsets (:func:`ldpopt.queries.query_matrix`)."""
+    from .queries import query_matrix
+
+    return query_matrix(q.subsets, d)
+
+
+def _matrix_closed_form(C: np.ndarray, method: str, q: Query, f: np.ndarray, U) -> float:
+    """:func:`closed_form` from the whole covariance C of f̃ (Base), P C P for Norm."""
+    d = C.shape[0]
+    if method == "norm":
+        C = C - C.mean(axis=0)[None, :]
+        C = C - C.mean(axis=1)[:, None]
+    if q.kind == "subsets":
+        tr, tot, s = float(np.trace(C)), float(C.sum()), q.size
+        return s / d * tr + s * (s - 1) / (d * (d - 1)) * (tot - tr)
+    if U is not None:
+        return float(np.asarray(U.multiply(U @ C).sum(axis=1)).ravel().mean())
+    v = np.diag(C)
     if q.kind == "topk":
         v = v[np.argsort(-f, kind="stable")[:q.k]]
     return float(v.mean())
@@ -502,6 +545,8 @@ def _evaluate(oracle, f, n: int, queries: list[Query], recs: list, R: int, gen) 
         for q in queries:
             if q.kind == "subsets":
                 L = np.array([losses(q, o[i:i + 1], truth, Us[str(q)][i])[0] for i in range(R)])
+            elif q.kind == "given":   # the query matrix (CSR, checked by _check_queries)
+                L = losses(q, o, truth, q.subsets)
             else:
                 L = losses(q, o, truth)
             out[(r.name, str(q))] = (float(L.mean()), float(L.std(ddof=1) / math.sqrt(R)), L)
@@ -509,7 +554,7 @@ def _evaluate(oracle, f, n: int, queries: list[Query], recs: list, R: int, gen) 
 
 
 def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, methods=None, n_repeats: int = 20,
-             rng=0, ordered: bool = False, mechanism=None, delta=None, relation=None) -> pd.DataFrame:
+             rng=0, ordered: bool = False, mechanism=None, delta=None, relation=None, design=None) -> pd.DataFrame:
     """The simulated expected loss of every oracle × method × query: R draws of the support counts of n
     users from the prior (each oracle's exact-in-law sampler), every method applied, the loss averaged,
     with its standard error. What :func:`plan` calls where no closed form exists, and what a prediction
@@ -517,9 +562,10 @@ def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, meth
 
     Parameters
     ----------
-    d, n, epsilon, prior, queries, oracles, methods, ordered, mechanism, delta, relation
+    d, n, epsilon, prior, queries, oracles, methods, ordered, mechanism, delta, relation, design
         As :func:`plan` (a central mechanism's rows: fresh noise of the calibrated scale on the prior's
-        exact counts, every method simulated, Base and Norm included).
+        exact counts, every method simulated, Base and Norm included; a designed mechanism's rows: its
+        count sampler, on the queries it is planned for).
     n_repeats : int, default 20
         Draws R (>= 2).
     rng : int or Generator, default 0
@@ -542,23 +588,26 @@ def simulate(d, n, epsilon, prior=None, queries=("full",), *, oracles=None, meth
     (['oracle', 'method', 'query', 'metric', 'mse', 'se'], 2)
     """
     ctx, families = _checked(d, n, epsilon, prior, queries, oracles, methods, None, n_repeats, rng, ordered,
-                             mechanism, delta, relation)
+                             mechanism, delta, relation, design)
     import pandas as pd
 
     sources = (list(ctx.oracles) if None in families else []) + [
         CentralNoise(ctx.central[k][0], ctx.central[k][1], relation=ctx.relation, delta=ctx.central[k][2])
         for k in families if k is not None]
     rows = []
-    for o in sources:
-        res = _evaluate(o, ctx.f, ctx.n, ctx.queries, ctx.recs, ctx.R, as_generator(ctx.seed_for(o.name, -1)))
+    for c in [_Candidate(o.name, o) for o in sources] + ctx.designed:
+        res = _evaluate(c.source, ctx.f, ctx.n, ctx.queries_of(c), ctx.recs, ctx.R,
+                        as_generator(ctx.seed_for(c.key, -1)))
         for (m, qs), v in res.items():
             if qs is not None:
-                rows.append({"oracle": o.name, "method": m, "query": qs, "metric": _metric(qs), "mse": v[0],
+                rows.append({"oracle": c.label, "method": m, "query": qs, "metric": _metric(qs), "mse": v[0],
                              "se": v[1]})
     return pd.DataFrame(rows, columns=["oracle", "method", "query", "metric", "mse", "se"])
 
 
 def _metric(qs: str) -> str:
+    if qs == str(Query("given")):   # a query matrix's rows: the mean squared error over them
+        return "MSE"
     q = parse_query(qs)
     return "1-F1" if q.kind == "hh" else q.metric.upper()
 
@@ -584,27 +633,35 @@ class _Context:
     relation: str = "add-remove"
     #: (oracle, method, reason) of the methods refused without a simulation
     skipped: set = field(default_factory=set)
+    #: the designed mechanisms planned (:func:`_designed`), built before any simulation
+    designed: list = field(default_factory=list)
+    #: the designs ``plan`` made, by query
+    designs: dict = field(default_factory=dict)
 
     def seed_for(self, oracle: str, j: int) -> np.random.Generator:
         """A generator per (oracle, grid point): the same draws whichever row asks (memoised search)."""
         key = [self.seed, j + 1] + [ord(c) for c in oracle]
         return np.random.default_rng(np.random.SeedSequence(key))
 
-    def at(self, oracle, j: int) -> dict:
-        """The memoised evaluation of ``oracle`` at n = round(2^(j/2))."""
-        key = (oracle.name, j)
+    def at(self, cand: _Candidate, j: int) -> dict:
+        """The memoised evaluation of a candidate at n = round(2^(j/2))."""
+        key = (cand.key, j)
         if key not in self.memo:
-            self.memo[key] = _evaluate(oracle, self.f, _grid_n(j), self.queries, self.recs, self.R_search,
-                                       self.seed_for(oracle.name, j))
+            self.memo[key] = _evaluate(cand.source, self.f, _grid_n(j), self.queries_of(cand), self.recs,
+                                       self.R_search, self.seed_for(cand.key, j))
         return self.memo[key]
 
-    def at_n(self, oracle, n: int) -> dict:
-        """The memoised evaluation of ``oracle`` at any n (the search's refinements), its own seed."""
-        key = (oracle.name, f"n={n}")
+    def at_n(self, cand: _Candidate, n: int) -> dict:
+        """The memoised evaluation of a candidate at any n (the search's refinements), its own seed."""
+        key = (cand.key, f"n={n}")
         if key not in self.memo:
-            gen = np.random.default_rng(np.random.SeedSequence([self.seed, 0, n] + [ord(c) for c in oracle.name]))
-            self.memo[key] = _evaluate(oracle, self.f, n, self.queries, self.recs, self.R_search, gen)
+            gen = np.random.default_rng(np.random.SeedSequence([self.seed, 0, n] + [ord(c) for c in cand.key]))
+            self.memo[key] = _evaluate(cand.source, self.f, n, self.queries_of(cand), self.recs, self.R_search, gen)
         return self.memo[key]
+
+    def queries_of(self, cand: _Candidate) -> list:
+        """The queries a candidate is planned for (a mechanism designed for one query: that one)."""
+        return self.queries if cand.queries is None else list(cand.queries)
 
 
 def _grid_n(j: int) -> int:
@@ -639,7 +696,7 @@ def _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats,
 
 # -- the target's n ------------------------------------------------------------------------------------
 
-def _n_for_target(ctx: _Context, oracle, method: str, qs: str, start_n: float,
+def _n_for_target(ctx: _Context, oracle: _Candidate, method: str, qs: str, start_n: float,
                   power: int = 1) -> tuple[float, float, str]:
     """(n, its SE, note) meeting ``ctx.target``: on the grid :math:`n = 2^{j/2}`, a bracket from ``start_n`` by
     doubling steps, a bisection on j, then a log-log interpolation between the two neighbouring grid
@@ -718,39 +775,63 @@ def _n_for_target(ctx: _Context, oracle, method: str, qs: str, start_n: float,
 
 # -- the rows ----------------------------------------------------------------------------------------
 
+@dataclass(frozen=True, eq=False)
+class _Candidate:
+    """A source planned under a label (a built-in: its name; a designed mechanism: its own), for
+    ``queries`` (None: every planned query), its rows carrying ``columns``; ``how``: what an exact row
+    says; ``note``: what every row of it says."""
+
+    label: str
+    source: Any
+    queries: tuple | None = None
+    columns: dict = field(default_factory=dict)
+    how: str = "exact"
+    note: str = ""
+    #: what its simulations are memoised and seeded under (unique among the candidates)
+    key: str = ""
+
+    def __post_init__(self):
+        if not self.key:
+            object.__setattr__(self, "key", self.label)
+
+
 def _rows(ctx: _Context, sources, extra: dict) -> list[dict]:
     """Every source × method × query: the closed form (:func:`closed_form`, the source's covariance)
     where it exists, the re-simulation for the rest; the exact rows' loss ∝ 1/n^k, k the source's
     ``variance_decay``; ``extra``: the columns every row carries (scale, delta); ``family`` is the model
-    of the source's privacy statement."""
+    of the source's privacy statement. ``sources``: sources (planned under their names) or
+    :class:`_Candidate`."""
     rows = []
     j_n = None  # the given n is evaluated exactly there (not on the grid)
-    for o in sources:
+    for c in sources:
+        c = c if isinstance(c, _Candidate) else _Candidate(c.name, c)
+        o, label = c.source, c.label
         power = o.variance_decay
         law = "1/n" if power == 1 else f"1/n^{power}".replace("^2", "²")
-        cols = {"family": o.privacy_statement()["model"], **extra}
+        cols = {"family": o.privacy_statement()["model"], **extra, **c.columns}
         sim = None
         for r in ctx.recs:
-            if any(s[:2] == (o.name, r.name) for s in ctx.skipped):
+            if any(s[:2] == (label, r.name) for s in ctx.skipped):
                 continue
-            for q in ctx.queries:
+            for q in ctx.queries_of(c):
                 qs = str(q)
                 exact = closed_form(o, r.name, q, ctx.f, ctx.n)
-                row = {**cols, "oracle": o.name, "method": r.name, "query": qs, "metric": _metric(qs)}
+                row = {**cols, "oracle": label, "method": r.name, "query": qs, "metric": _metric(qs)}
                 if exact is not None:
-                    row.update(expected_mse=exact, se=0.0, how="exact", note="")
+                    row.update(expected_mse=exact, se=0.0, how=c.how, note=c.note)
                 else:
                     if sim is None:
-                        key = (o.name, j_n)
+                        key = (c.key, j_n)
                         if key not in ctx.memo:
-                            ctx.memo[key] = _evaluate(o, ctx.f, ctx.n, ctx.queries, ctx.recs, ctx.R,
-                                                      ctx.seed_for(o.name, -1))
+                            ctx.memo[key] = _evaluate(o, ctx.f, ctx.n, ctx.queries_of(c), ctx.recs, ctx.R,
+                                                      ctx.seed_for(c.key, -1))
                         sim = ctx.memo[key]
                     if (r.name, None) in sim:
                         break  # the method does not apply to this oracle: no rows (Plan.skipped)
                     mean, se, _ = sim[(r.name, qs)]
                     note = (f"SE {se / mean:.0%} of the estimate: more n_repeats" if mean > 0 and se > _LOOSE_SE * mean
                             else "")
+                    note = "; ".join(x for x in (c.note, note) if x)
                     row.update(expected_mse=mean, se=se, how=f"simulated (R = {ctx.R})", note=note)
                 sampled = (_FAMILY.get(r.name), q.kind)
                 if ctx.from_sample and sampled in SAMPLE_P90 and power == 1:
@@ -766,7 +847,7 @@ def _rows(ctx: _Context, sources, extra: dict) -> list[dict]:
                         # start where the loss at the given n, scaled as 1/n^power, meets the target
                         start = (ctx.n if q.kind == "hh" or mean <= 0
                                  else ctx.n * (mean / ctx.target) ** (1.0 / power))
-                        ns, nse, note = _n_for_target(ctx, o, r.name, qs, start, power)
+                        ns, nse, note = _n_for_target(ctx, c, r.name, qs, start, power)
                         row.update(n_target=float(math.ceil(ns)) if np.isfinite(ns) else ns, n_target_se=nse,
                                    n_target_how=f"estimated (R = {ctx.R_search} per n simulated)")
                         if note:
@@ -804,6 +885,79 @@ def _central_entry(name: str, epsilon: float, delta, relation: str) -> tuple:
     return mech, calibrate_scale(name, epsilon, delta, relation), _check_delta(mech, delta)
 
 
+#: the keyword arguments of :func:`ldpopt.design.design` a plan's ``design`` dict may set
+DESIGN_OPTIONS = ("iterations", "rows", "max_bits", "tol", "init", "rng")
+
+
+def _check_design(design, d: int, epsilon: float) -> tuple[dict | None, list]:
+    """(the options of a design per query, or None; the given designed mechanisms as (label, oracle,
+    seconds)), checked before any work."""
+    if design is None or design is False:
+        return None, []
+    if design is True:
+        return {}, []
+    if isinstance(design, dict):
+        bad = sorted(str(k) for k in design if k not in DESIGN_OPTIONS)
+        if bad:
+            raise ValueError(f"design: unknown options {bad} (ldpopt.design.design's: {list(DESIGN_OPTIONS)})")
+        return dict(design), []
+    items = list(design) if isinstance(design, (list, tuple)) else [design]
+    out: list = []
+    for i, it in enumerate(items, 1):
+        o = it.oracle() if callable(getattr(it, "oracle", None)) else it
+        if not (callable(getattr(o, "covariance", None)) and callable(getattr(o, "sample_counts_batch", None))):
+            raise ValueError(f"design must be True, a dict of ldpopt.design.design's options, a Design, a designed "
+                             f"oracle or a list of these, got {type(it).__name__}")
+        if o.d != d:
+            raise ValueError(f"design: a designed mechanism has d = {o.d}, the plan d = {d}")
+        if not math.isclose(o.epsilon, epsilon, rel_tol=1e-12):
+            raise ValueError(f"design: a designed mechanism is at epsilon = {o.epsilon:g}, the plan at "
+                             f"epsilon = {epsilon:g} (compare at one epsilon)")
+        label = f"designed:{getattr(it, 'workload', i)}"
+        if any(x[0] == label for x in out):
+            label = f"{label}#{i}"
+        out.append((label, o, float(getattr(it, "seconds", math.nan))))
+    if not out:
+        raise ValueError("design: an empty list names no designed mechanism")
+    return None, out
+
+
+def _designed(ctx: _Context, options: dict | None, given: list) -> None:
+    """The designed candidates in ``ctx.designed``: each given mechanism on every query, and with
+    ``options`` a strategy designed for each planned query's workload (``ctx.designs``), built here,
+    before any simulation."""
+    for label, o, seconds in given:
+        ctx.designed.append(_Candidate(label, o, columns={"design_s": seconds}, how="exact (its channel)"))
+    if options is None:
+        return
+    from .design import workloads as _w
+    from .design.optimize import design as _design
+
+    for q in ctx.queries:
+        qs = str(q)
+        if q.kind == "hh":
+            why = f"{qs} is scored by F1, not by a linear query's squared error: no workload to design for"
+            ctx.skipped.add(("designed", "every method", why))
+            continue
+        if q.kind == "full":
+            workload: object = "identity"
+        elif q.kind == "topk":   # the K values plan's topk:K scores: the prior's K largest, stably sorted
+            workload = _w.top_k(ctx.f, q.k)
+        elif q.kind == "subsets":
+            workload = _w.random_subset(ctx.d, q.size)
+        else:   # the given query matrix
+            workload = q.subsets.toarray()
+        try:
+            D = _design(workload, ctx.epsilon, d=ctx.d, **options)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"design: {exc}") from None
+        ctx.designs[qs] = D
+        note = (f"designed for {qs}: {D.iterations} steps from {D.start}, stationarity {D.stationarity:.2g}, "
+                f"{D.rows} outputs")
+        ctx.designed.append(_Candidate("designed", D.oracle(), queries=(q,), columns={"design_s": D.seconds},
+                                       how="exact (its channel)", note=note, key=f"designed[{qs}]"))
+
+
 #: the row families a plan draws from, by ``mechanism``: None → the local (LDP) oracles; each central
 #: mechanism's name (:data:`ldpopt.privacy.central.MECHANISMS`) → its central-noise rows. A family is a
 #: function of the checked context returning rows with the same columns (``family`` naming the model)
@@ -823,7 +977,8 @@ class Plan:
         expected loss: MSE, or 1 − F1 for ``hh``), ``se`` (0 where exact), ``how``, ``note`` (where the
         prediction is loose), ``rank`` (within the query); with a target also ``n_target``,
         ``n_target_se``, ``n_target_how``; with a central mechanism also ``scale`` and ``delta`` (NaN on
-        the local rows; ``family`` is ``"local"`` or ``"central"``, the model).
+        the local rows; ``family`` is ``"local"`` or ``"central"``, the model); with designed mechanisms
+        also ``design_s``, a design's seconds (NaN on the other rows).
     prior : ndarray
         The prior's frequencies.
     prior_how : str
@@ -837,6 +992,9 @@ class Plan:
     central : dict
         Per central mechanism planned: its calibrated ``scale`` (``scale_name`` b or sigma), ``delta`` and
         ``relation`` (empty for a local plan).
+    designs : dict
+        The strategies ``plan(..., design=True)`` designed, by query string
+        (:class:`ldpopt.design.Design`; ``designs[q].oracle()`` collects with one); empty otherwise.
 
     Examples
     --------
@@ -856,6 +1014,7 @@ class Plan:
     skipped: list
     how: str
     central: dict = field(default_factory=dict)
+    designs: dict = field(default_factory=dict)
 
     def best(self, query: str = "full") -> tuple[str, str]:
         """(oracle, method) of the smallest expected loss on ``query``.
@@ -889,17 +1048,17 @@ class Plan:
 
     def __str__(self) -> str:
         cols = [c for c in ("rank", "query", "family", "oracle", "method", "scale", "expected_mse", "se", "how",
-                            "n_target", "n_target_se", "note")
+                            "design_s", "n_target", "n_target_se", "note")
                 if c in self.table.columns and (c not in ("family", "scale") or self.central)]
         fmt = {"expected_mse": "{:.4g}".format, "se": "{:.2g}".format, "n_target": "{:.4g}".format,
-               "n_target_se": "{:.2g}".format, "scale": "{:.4g}".format}
+               "n_target_se": "{:.2g}".format, "scale": "{:.4g}".format, "design_s": "{:.2g}".format}
         head = (f"plan: d = {self.d}, n = {self.n:,}, ε = {self.epsilon:g}, prior {self.prior_how}"
                 + (f", target {self.target:g}" if self.target is not None else ""))
         return f"{head}\n{self.table[cols].to_string(index=False, formatters=fmt, na_rep='')}\n({self.how})"
 
 
 def _checked(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered, mechanism, delta,
-             relation) -> tuple[_Context, list]:
+             relation, design=None) -> tuple[_Context, list]:
     """The checked context and row families of :func:`plan` and :func:`simulate`: every argument checked and
     every central scale calibrated (or refused) before any simulation."""
     families = _check_mechanisms(mechanism)
@@ -919,8 +1078,13 @@ def _checked(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats,
             check_delta(delta)
     ctx = _context(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered)
     ctx.relation = rel
+    options, given = _check_design(design, ctx.d, ctx.epsilon)
+    if (options is not None or given) and None not in families:
+        raise ValueError("design applies to the local rows (a designed mechanism is an LDP oracle); add 'local' to "
+                         "mechanism or leave design out")
     for name in central:   # every scale calibrated (and refused) before any simulation
         ctx.central[name] = _central_entry(name, ctx.epsilon, delta, rel)
+    _designed(ctx, options, given)
     return ctx, families
 
 
@@ -953,7 +1117,8 @@ def _check_mechanisms(mechanism) -> list:
 
 
 def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=None, methods=None,
-         n_repeats: int = 20, rng=0, ordered: bool = False, mechanism=None, delta=None, relation=None) -> Plan:
+         n_repeats: int = 20, rng=0, ordered: bool = False, mechanism=None, delta=None, relation=None,
+         design=None) -> Plan:
     """Plan a collection: the expected error of every oracle × post-processing method × query before any
     data exist, and, with ``target``, the smallest n that meets it.
 
@@ -976,8 +1141,11 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
         ε > 0.
     prior : see :func:`prior_histogram`
         The assumed distribution of the values (None: uniform).
-    queries : str or sequence of str, default ("full",)
-        "full", "topk:K", "hh:PHI", "subsets:SIZE[:COUNT]" (:func:`ldpopt.uncertainty.parse_query`).
+    queries : str, query matrix or sequence of them, default ("full",)
+        "full", "topk:K", "hh:PHI", "subsets:SIZE[:COUNT]" (:func:`ldpopt.uncertainty.parse_query`), and
+        at most one 0-1 query matrix (queries × d, dense or sparse; e.g. every range,
+        ``ldpopt.design.workloads.all_ranges(d)``), scored by the mean squared error over its rows and
+        shown as ``"given subsets"``.
     target : float, optional
         The loss to meet (> 0): adds ``n_target`` per row.
     oracles : sequence of str, optional
@@ -1010,6 +1178,20 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
         (:data:`ldpopt.privacy.central.RELATIONS`). Only with a central mechanism. The local rows'
         guarantee is per report (ε-LDP), so a central row and a local row at the same ε protect
         differently: the table compares their errors, not their guarantees.
+    design : None, True, dict, Design, designed oracle or a list of these
+        Designed mechanisms as candidates beside the oracles (McKenna et al.'s LDP matrix mechanism,
+        :mod:`ldpopt.design`). True: for each planned query, a strategy designed at (ε, d) for its
+        workload by :func:`ldpopt.design.design` — ``full``: every value; ``topk:K``: the prior's K
+        largest values (:func:`ldpopt.design.workloads.top_k`, the values the query scores);
+        ``subsets:S``: one uniform S-subset (:func:`ldpopt.design.workloads.random_subset`); a query
+        matrix: its rows; none for ``hh:PHI`` (``Plan.skipped``) — each planned on its own query only,
+        as oracle ``"designed"``, the designs in ``Plan.designs``. A dict: the same with these options of
+        :func:`ldpopt.design.design` (:data:`DESIGN_OPTIONS`: iterations, rows, max_bits, tol, init,
+        rng). A :class:`ldpopt.design.Design` or a designed oracle (anything stating ``covariance(f, n)``
+        and a count sampler), or a list: those mechanisms on every query, as ``"designed:<workload>"``.
+        Base and Norm of a designed mechanism are exact from its channel (:func:`closed_form`), the
+        other methods re-simulated; the rows' ``design_s`` is the design's seconds (NaN where the
+        mechanism came designed without them, and on the other rows).
 
     Returns
     -------
@@ -1019,16 +1201,19 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
     ------
     ValueError
         A bad argument, named, before any work: d < 2, n <= 0, ε <= 0, a prior not of length d, an
-        unknown query, oracle or method, target <= 0, n_repeats < 2, an unknown mechanism, δ out of
-        range or 0 for a Gaussian mechanism, δ, a relation or oracles given without the family that
-        reads them.
+        unknown query, oracle or method, more than one query matrix or one not 0-1 with d columns,
+        target <= 0, n_repeats < 2, an unknown mechanism, δ out of range or 0 for a Gaussian mechanism,
+        δ, a relation or oracles given without the family that reads them, a design option unknown or
+        refused by the designer, a designed mechanism of another d or ε, or design without the local
+        rows.
 
     References
     ----------
     Wang et al., arXiv 1905.08320, §2 Eq. 2 (the oracles' variance); NDSS 2020 (Wang, Lopuhaä-Zwakenberg,
     Li, Skoric, Li), §V-D (choosing a method by re-simulation), here run on a prior before collection.
     Central noise: Dwork et al. (TCC 2006), Balle & Wang (ICML 2018), Canonne, Kamath & Steinke (NeurIPS
-    2020) (:mod:`ldpopt.privacy.central`).
+    2020) (:mod:`ldpopt.privacy.central`). Designed mechanisms: McKenna, Maity, Mazumdar and Miklau,
+    PVLDB 13(11), 2020.
 
     Examples
     --------
@@ -1039,25 +1224,28 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
     >>> p = ldpopt.plan(100, 1e5, 1.0, mechanism=("local", "gaussian"), oracles=["oue"], methods=["base"])
     >>> [(r.oracle, f"{r.expected_mse:.3g}", f"{r.scale:.3g}") for r in p.table.itertuples()]
     [('central:gaussian', '1.78e-09', '4.22'), ('oue', '3.69e-05', 'nan')]
+    >>> p = ldpopt.plan(8, 1e4, 1.0, "zipf:1.5", queries="topk:2", oracles=["oue"], methods=["base"],
+    ...                 design={"iterations": 30})
+    >>> p.best("topk:2"), p.designs["topk:2"].oracle().ldp_check.verified
+    (('designed', 'base'), True)
     """
     ctx, families = _checked(d, n, epsilon, prior, queries, oracles, methods, target, n_repeats, rng, ordered,
-                             mechanism, delta, relation)
+                             mechanism, delta, relation, design)
     central = [k for k in families if k is not None]
     rel = ctx.relation
     import pandas as pd
 
-    rows = [row for k in families for row in ROW_FAMILIES[k](ctx)]
+    rows = [row for k in families for row in ROW_FAMILIES[k](ctx)] + _rows(ctx, ctx.designed, {})
     skipped = sorted({(o, m, why) for (o, j), res in ctx.memo.items() for (m, qs), why in res.items()
                       if qs is None} | ctx.skipped)
     if not rows:
         raise ValueError(f"methods: none of {[r.name for r in ctx.recs]} applies to the planned families "
                          f"({skipped[0][2] if skipped else 'no rows'})")
     table = pd.DataFrame(rows)
-    if central:
-        for col in ("scale", "delta"):
-            if col not in table.columns:
-                table[col] = np.nan
-            table[col] = table[col].astype(np.float64)
+    for col in (("scale", "delta") if central else ()) + (("design_s",) if ctx.designed else ()):
+        if col not in table.columns:
+            table[col] = np.nan
+        table[col] = table[col].astype(np.float64)
     order = {str(q): i for i, q in enumerate(ctx.queries)}
     table["_q"] = table["query"].map(order)
     table = table.sort_values(["_q", "expected_mse", "se"], kind="stable").drop(columns="_q")
@@ -1070,7 +1258,10 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
         said = ", ".join(f"{m.name} {m.scale_name} = {sc:.4g} at δ = {dl:g}" for m, sc, dl in ctx.central.values())
         how += (f"; central rows: noise on the exact counts, scale calibrated to ε = {ctx.epsilon:g} ({rel}): "
                 f"{said}; exact rows ∝ 1/n² at that scale, n known")
+    if ctx.designed:
+        how += ("; designed rows: an ε-LDP strategy designed for the query (McKenna et al.'s LDP matrix mechanism, "
+                "ldpopt.design), exact from its channel's covariance, its design seconds in design_s")
     mechs = {k: {"scale": sc, "scale_name": m.scale_name, "delta": dl, "relation": rel}
              for k, (m, sc, dl) in ctx.central.items()}
     return Plan(table=table, prior=ctx.f, prior_how=ctx.prior_how, d=ctx.d, n=ctx.n, epsilon=ctx.epsilon,
-                target=ctx.target, skipped=skipped, how=how, central=mechs)
+                target=ctx.target, skipped=skipped, how=how, central=mechs, designs=dict(ctx.designs))

@@ -48,6 +48,43 @@ def test_marginals_by_enumeration(shape, k):
     assert np.array_equal(M, np.array(want))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_top_k_is_plans_top_k_and_random_subset_the_mean_over_all_subsets(seed):
+    """top_k: the k values of largest f, ties to the smaller index (a sort by (−f, index) written
+    here), the values plan's topk:K scores; random_subset: Gram = the mean of uuᵀ over every subset."""
+    gen = np.random.default_rng(seed)
+    d = int(gen.integers(2, 9))
+    f = gen.integers(0, 4, size=d).astype(float)  # many ties
+    k = int(gen.integers(1, d + 1))
+    want = sorted(range(d), key=lambda v: (-f[v], v))[:k]
+    T = W.top_k(f, k)
+    assert T.shape == (k, d) and [int(np.flatnonzero(r)[0]) for r in T] == want and np.all(T.sum(axis=1) == 1)
+    from ldpopt.planning import closed_form
+
+    o = oracles.get("grr", 1.0, d)
+    g = f + 1.0
+    var = o.variance(g / g.sum(), 1000)
+    top = sorted(range(d), key=lambda v: (-g[v], v))[:k]
+    assert closed_form(o, "base", f"topk:{k}", g / g.sum(), 1000) == pytest.approx(var[top].mean(), rel=1e-12)
+    s = int(gen.integers(1, d + 1))
+    U = np.array([[float(v in c) for v in range(d)] for c in itertools.combinations(range(d), s)])
+    R = W.random_subset(d, s)
+    np.testing.assert_allclose(R.T @ R, U.T @ U / len(U), atol=1e-15)
+
+
+def test_top_k_and_random_subset_refuse_bad_input():
+    with pytest.raises(ValueError, match="k must be an integer in"):
+        W.top_k([0.5, 0.5], 3)
+    with pytest.raises(ValueError, match="f must be a finite non-negative"):
+        W.top_k([0.5, -0.1, 0.6], 1)
+    with pytest.raises(ValueError, match="f must be a finite non-negative"):
+        W.top_k([1.0], 1)
+    with pytest.raises(ValueError, match="size must be an integer in"):
+        W.random_subset(4, 0)
+    with pytest.raises(ValueError, match="d must be"):
+        W.random_subset(1, 1)
+
+
 def test_workloads_refuse_bad_input():
     with pytest.raises(ValueError, match="d must be"):
         W.prefixes(1)

@@ -1,5 +1,5 @@
 """Workload matrices W (queries × d) a mechanism is designed for: every value, ranges, prefixes,
-k-way marginals of a product domain, or a user's own matrix.
+k-way marginals of a product domain, the top k of a prior, a random subset, or a user's own matrix.
 
 Notes: docs/notes/design.md, "ldpopt.design.workloads"."""
 
@@ -12,7 +12,7 @@ import numpy as np
 
 from .._validation import check_domain_size
 
-__all__ = ["all_ranges", "as_workload", "identity", "marginals", "prefixes"]
+__all__ = ["all_ranges", "as_workload", "identity", "marginals", "prefixes", "random_subset", "top_k"]
 
 #: the largest workload (queries × d entries) built densely
 _MAX_CELLS = 1 << 28
@@ -171,6 +171,91 @@ def marginals(shape, k: int) -> np.ndarray:
     if W.size > _MAX_CELLS:
         raise ValueError(f"the marginals form a {W.shape[0]} × {d} matrix, too large")
     return W
+
+
+def top_k(f, k: int) -> np.ndarray:
+    """The frequencies of the k most frequent values under ``f``: one row :math:`e_v` per value v among
+    the k largest entries of f (ties to the smaller index, a stable sort), in that order.
+
+    The same values ``ldpopt.plan``'s ``topk:K`` query scores (the K largest frequencies of its prior,
+    stably sorted): a mechanism designed for this workload is designed for that query. The set is
+    declared before collection (from a prior or public data); it is not the top k of the estimate.
+
+    Parameters
+    ----------
+    f : array_like (d,)
+        Frequencies (or counts) ranking the values: finite, >= 0, d >= 2.
+    k : int
+        1 <= k <= d.
+
+    Returns
+    -------
+    ndarray (k, d)
+
+    Raises
+    ------
+    ValueError
+        If f is not a finite non-negative 1-D array of length >= 2, or k is not an integer in [1, d].
+
+    Examples
+    --------
+    >>> from ldpopt.design import workloads
+    >>> workloads.top_k([0.1, 0.4, 0.1, 0.4], 3)
+    array([[0., 1., 0., 0.],
+           [0., 0., 0., 1.],
+           [1., 0., 0., 0.]])
+    """
+    try:
+        fv = np.asarray(f, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"f must be a 1-D array of frequencies, got {type(f).__name__}") from exc
+    if fv.ndim != 1 or fv.shape[0] < 2 or not np.all(np.isfinite(fv)) or np.any(fv < 0):
+        raise ValueError(f"f must be a finite non-negative 1-D array of length >= 2, got shape {fv.shape}")
+    d = fv.shape[0]
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= d:
+        raise ValueError(f"k must be an integer in [1, {d}] (the domain size), got {k!r}")
+    W = np.zeros((int(k), d))
+    W[np.arange(int(k)), np.argsort(-fv, kind="stable")[:k]] = 1.0
+    return W
+
+
+def random_subset(d: int, size: int) -> np.ndarray:
+    r"""The workload of one uniformly random subset of ``size`` values: a matrix W whose Gram matrix is
+    the expectation :math:`E[u u^T]` over the 0-1 indicators u of the subsets,
+    :math:`W^T W = a I + b 1 1^T` with :math:`b = s(s-1)/(d(d-1))`, :math:`a = s/d - b` (s = size):
+    the rows :math:`\sqrt{a}\,e_v` and one row :math:`\sqrt{b}\,1`.
+
+    A query's variance is :math:`u^T C u`, so :math:`\mathrm{tr}(C\,W^T W)` is the expected variance of
+    one subset query, what ``ldpopt.plan``'s ``subsets:SIZE`` query scores; only the Gram matrix enters a
+    design, so designing for W designs for that query.
+
+    Parameters
+    ----------
+    d : int
+        Domain size, >= 2.
+    size : int
+        1 <= size <= d.
+
+    Returns
+    -------
+    ndarray (d + 1, d)
+
+    Examples
+    --------
+    >>> import itertools
+    >>> import numpy as np
+    >>> from ldpopt.design import workloads
+    >>> W = workloads.random_subset(4, 2)
+    >>> U = np.array([[float(v in s) for v in range(4)] for s in itertools.combinations(range(4), 2)])
+    >>> bool(np.allclose(W.T @ W, U.T @ U / len(U)))
+    True
+    """
+    d = check_domain_size(d, "d")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= d:
+        raise ValueError(f"size must be an integer in [1, {d}] (the domain size), got {size!r}")
+    b = size * (size - 1) / (d * (d - 1))
+    a = size / d - b
+    return np.vstack([math.sqrt(a) * np.eye(d), np.full((1, d), math.sqrt(b))])
 
 
 def as_workload(W, d: int | None = None) -> np.ndarray:
