@@ -646,10 +646,13 @@ class Problem:
     def _read_parameters(self) -> None:
         """Every cvxpy Parameter's value now: the objective's route made for them (recognition,
         derivatives, certificate and check read it; :class:`.user_forms.LiveRoute`), and a typed
-        error naming one without a value (the cvxpy problem reads the values itself)."""
-        got = self._live.route()
-        if got is not None:
-            self.objective, self.objective_route = got
+        error naming one without a value (the cvxpy problem reads the values itself). The one
+        update a solve makes to the Problem: the route for the Parameters' values (the same
+        objects for the same values, from the route's cache), under the lock (threads)."""
+        with self._lock:
+            got = self._live.route()
+            if got is not None:
+                self.objective, self.objective_route = got
         if self._cvx is not None:
             missing_parameter(self._cvx[2].parameters())
 
