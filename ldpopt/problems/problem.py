@@ -144,6 +144,10 @@ class Problem:
     objective_route : the route chosen for the objective, in words (a callable: recognised or not, why).
     For a built-in objective with only Simplex / NonNegative / SumTo, the cvxpy side (f, x, cvxpy_problem) is built
     on first access: ``solve()`` by the structured solver never needs it.
+    The compiled form, read-only: named_constraints, owners, multiplier, offset, compiled (and
+    derived, the facts made once from it; cvxpy_lock, held while cvxpy's own values are set). A
+    Problem is read-only after construction: every fact of one solve lives in that call's
+    :class:`~.progress.SolveContext`, so two threads may solve one Problem at once.
 
     Raises
     ------
