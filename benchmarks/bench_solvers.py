@@ -118,7 +118,7 @@ def measure_inproc(cfg: dict) -> dict:
         lam = verify.tolerances.simplex_kkt(g, f_c, scale=verify._gradient_scale(obj, est))["multiplier"]
         infeas = abs(lam) * abs(float(np.sum(sol.f)) - 1.0) + float(np.max(np.abs(g - lam))) * float(
             np.sum(np.maximum(-sol.f, 0.0)))
-        tol_j = 10.0 * (a + r * abs(float(problem.cvxpy_problem.value))) / problem._multiplier + infeas
+        tol_j = 10.0 * (a + r * abs(float(problem.cvxpy_problem.value))) / problem.multiplier + infeas
         hess = verify._hessian_diag(obj, f_c, est)
         pos = hess[np.isfinite(hess) & (hess > 0)]
         mu = float(np.min(pos)) if pos.size else 0.0

@@ -21,6 +21,7 @@ process): the case counts are summed over the workers before they are printed an
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import re
@@ -97,6 +98,27 @@ def examples(n: int) -> int:
 
 #: entry point -> number of generated cases actually executed in this session
 CASES: collections.Counter = collections.Counter()
+
+
+@contextlib.contextmanager
+def solve_contexts():
+    """Every ``SolveContext`` a ``Problem.solve()`` makes inside the block, in order: the list is
+    yielded (a solve's own facts — its feasibility decision, its phase one — are read there, since the
+    Problem keeps none)."""
+    from ldpopt.problems.progress import SolveContext
+
+    made: list = []
+    make = SolveContext.__dict__["make"]
+
+    def recording(cls, *args, **kwargs):
+        made.append(make.__func__(cls, *args, **kwargs))
+        return made[-1]
+
+    SolveContext.make = classmethod(recording)
+    try:
+        yield made
+    finally:
+        SolveContext.make = make
 
 
 @pytest.fixture(scope="session")

@@ -48,7 +48,7 @@ def test_a_feasible_interior_point_with_its_gap_certified_is_not_chased_by_first
     """The chain stops after an interior-point solver's answer whose only failure is stationarity
     (feasible, duality gap within GAP_TOL) when only SCS / OSQP are left; not otherwise."""
     from ldpopt.problems.check.verdict import GAP_TOL, Checks
-    from ldpopt.problems.problem import _first_order_cannot_do_better
+    from ldpopt.problems.solvers.routes import first_order_cannot_do_better as _first_order_cannot_do_better
     from ldpopt.problems.solution import Solution
 
     def answer(solver, failed, gap):

@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import examples
-import ldpopt.problems.problem as problem_module
+import ldpopt.problems.solvers.routes as routes_module
 from ldpopt.problems import Problem, Solution
+from ldpopt.problems.progress import SolveContext
 from ldpopt.problems.constraints.base import Box, Fixed, NonNegative, Simplex, SubsetSum, SumTo, UserConstraint
 from ldpopt.problems.constraints.order import Monotone
 from ldpopt.problems.constraints.partition import LinearEquality
@@ -128,7 +129,7 @@ def test_the_chain_follows_when_the_direct_answer_does_not_pass(monkeypatch):
         return Solution(np.full(D, 1.0 / D), "inaccurate", False, np.nan, {}, solver=solver + "-DIRECT",
                         message="made to fail"), ""
 
-    monkeypatch.setattr(problem_module, "solve_direct_qp", failing)
+    monkeypatch.setattr(routes_module, "solve_direct_qp", failing)
     sol = Problem(EST, OBJECTIVES["smoothness"], [Simplex()]).solve()
     assert sol.status == "optimal" and sol.solver != "PIQP-DIRECT"
     assert sol.attempts[0]["solver"] == "PIQP-DIRECT"
@@ -171,8 +172,8 @@ def test_own_rows_and_multipliers_are_cvxpys_compilation_and_inversion(seed, n_l
               "named": [Simplex(name="s")]}[simplex]
     pr = Problem(EST, lambda f, e: cp.sum_squares(f - e.f_tilde), [*family, rows], scale=scale)
     for cached in (False, True):
-        pr._affine_cache = {} if cached else None
-        own = AffineRows.read(pr)
+        with SolveContext.make(problem=pr if cached else None).active():  # a solve's cache, or none
+            own = AffineRows.read(pr)
         ref = dq._CvxpyRows(pr, compile_rows(pr)[0])
         assert own is not None
         for a, r in ((own.A_E, ref.A_E), (own.A_I, ref.A_I)):
@@ -185,7 +186,6 @@ def test_own_rows_and_multipliers_are_cvxpys_compilation_and_inversion(seed, n_l
         assert np.array_equal(f1, f2) and d1.keys() == d2.keys()
         for name in d1:
             assert np.shape(d1[name]) == np.shape(d2[name]) and np.allclose(d1[name], d2[name], rtol=1e-14, atol=0)
-    pr._affine_cache = None
 
 
 @settings(max_examples=examples(12), deadline=None)

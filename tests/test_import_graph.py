@@ -122,7 +122,7 @@ def test_circles_finds_a_planted_circle():
 def test_the_graph_reads_relative_and_function_level_imports():
     g = import_graph()
     assert "ldpopt.estimate" in g["ldpopt.problems.problem"]          # from ..estimate import (module level)
-    assert "ldpopt.problems.solvers.phase_one" in g["ldpopt.problems.problem"]  # from .phase_one import (in a function)
+    assert "ldpopt.problems.dual.structure" in g["ldpopt.problems.problem"]  # from .dual.structure import (in a function)
 
 
 def test_the_package_has_no_import_circle():

@@ -172,8 +172,8 @@ def test_numpy_jacobians_of_the_builtins_equal_cvxpys_grad():
     rng = np.random.default_rng(5)
     P.x.value = rng.random(d)
     seen = set()
-    for name, con in P._named.items():
-        owner, k = P._owners[name]
+    for name, con in P.named_constraints.items():
+        owner, k = P.owners[name]
         y = rng.standard_normal(con.expr.shape) if con.expr.shape else rng.standard_normal()
         ref = np.asarray(con.expr.grad[P.x] @ np.atleast_1d(y).ravel(order="F")).ravel() / P.scale
         got = builtin_jacobian_t(owner, k, y, d)

@@ -87,10 +87,14 @@ def test_a_solver_saying_infeasible_on_a_proved_feasible_set_is_a_solver_failure
     from ldpopt.problems.solution import Solution
 
     P = Problem(ests[2048], "cls", _chain_difference(2048, 1e-16))
-    P._feasibility = decide(P)
+    from ldpopt.problems.progress import SolveContext
+    from ldpopt.problems.solvers.routes import not_infeasible_if_known_feasible
+
+    ctx = SolveContext.make(problem=P)
+    ctx.feasibility = decide(P)
     sol = Solution.failed(2048, "infeasible", "PIQP", "cls", "said infeasible")
-    P._not_infeasible_if_known_feasible(sol)
-    assert P._feasibility.feasible is True and sol.status == "solver_error"
+    not_infeasible_if_known_feasible(P, ctx, sol)
+    assert ctx.feasibility.feasible is True and sol.status == "solver_error"
 
 
 @pytest.mark.parametrize("m", [1e-13, -1e-16])

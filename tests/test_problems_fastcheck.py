@@ -43,8 +43,8 @@ def test_numpy_constraint_values_equal_cvxpys():
     f = np.random.default_rng(5).random(d)
     P.x.value = f / P.scale
     seen = 0
-    for name, con in P._named.items():
-        owner, k = P._owners[name]
+    for name, con in P.named_constraints.items():
+        owner, k = P.owners[name]
         g, eq = builtin_g(owner, k, f, d)
         np.testing.assert_allclose(np.atleast_1d(g), np.atleast_1d(con.expr.value), rtol=1e-13, atol=1e-15,
                                    err_msg=name)
@@ -71,7 +71,7 @@ def test_simplex_problem_builds_cvxpy_only_when_asked_and_the_same(cons):
     assert p._cvx is None  # the structured route and its check never needed cvxpy
     eager = Problem(est, "cls", [Simplex(), Box(lower=0.0)])  # not the simplex family: built at once
     assert eager._cvx is not None
-    assert p.constraint_names == list(p._named)  # building keeps the names, in order
+    assert p.constraint_names == list(p.named_constraints)  # building keeps the names, in order
     assert p.cvxpy_problem.is_qp() and p.x.shape == (est.d,)
     ref = p.solve(solver="CLARABEL")  # a lazy problem still goes to cvxpy when asked
     assert ref.status == "optimal"

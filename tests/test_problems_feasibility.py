@@ -12,7 +12,7 @@ from fractions import Fraction
 import cvxpy as cp
 import numpy as np
 import pytest
-from conftest import examples
+from conftest import examples, solve_contexts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -147,7 +147,7 @@ def _random_case(rng, d):
 
 def _independent_lp(P) -> bool:
     """Feasible by Clarabel on cvxpy's own constraints (a zero objective, no aggregation)."""
-    prob = cp.Problem(cp.Minimize(0), list(P._named.values()))
+    prob = cp.Problem(cp.Minimize(0), list(P.named_constraints.values()))
     prob.solve(solver="CLARABEL")
     assert prob.status in ("optimal", "infeasible"), prob.status
     return prob.status == "optimal"
@@ -184,7 +184,7 @@ def test_random_grid_agrees_with_an_independent_lp_and_certificates_hold_in_frac
         if any(u is not None and u < x for x, u in zip(lo, up)):
             continue  # a bound clash: the certificate is the clash itself
         names = P.constraint_names
-        rows = [r for c in cons for r in _rows_by_hand(c, names[[P._owners[n][0] for n in names].index(c) +
+        rows = [r for c in cons for r in _rows_by_hand(c, names[[P.owners[n][0] for n in names].index(c) +
                                                            (1 if isinstance(c, Simplex) else 0)], d)]
         used = {}
         for name, a, rhs, sense in rows:
@@ -273,9 +273,10 @@ def test_a_deferred_decision_agrees_with_the_one_made_first(case):
     first = decide(Problem(est, "cls", cons))
     assert first.feasible is not None and est.d > DEFER_MIN_VALUES
     P = Problem(est, "cls", cons)
-    sol, _ = _solve_problem(P)
+    with solve_contexts() as made:
+        sol, _ = _solve_problem(P)
     if first.feasible:
-        assert sol.status != "infeasible" and P._feasibility.feasible is True
+        assert sol.status != "infeasible" and made[-1].feasibility.feasible is True
     else:
         assert sol.status == "infeasible" and sol.infeasibility.verified
         assert sol.infeasibility.names == first.certificate.names
@@ -289,9 +290,10 @@ def test_a_returned_point_made_exact_proves_feasibility():
     A = rng.random((6, 40))
     b = A @ rng.dirichlet(np.ones(40))
     P = Problem(est, "cls", [Simplex(), lambda f, e: A[:3] @ f <= b[:3], lambda f, e: A[3:] @ f == b[3:]])
-    sol, _ = _solve_problem(P)
-    assert sol.status == "optimal" and P._feasibility.feasible is True
-    assert P._feasibility.how == "the returned point, made exact on its active set"
+    with solve_contexts() as made:
+        sol, _ = _solve_problem(P)
+    assert sol.status == "optimal" and made[-1].feasibility.feasible is True
+    assert made[-1].feasibility.how == "the returned point, made exact on its active set"
 
 
 def _solve_problem(P):
@@ -314,9 +316,9 @@ def test_a_deferred_decision_without_time_left_is_not_claimed_optimal(monkeypatc
     b = A @ rng.dirichlet(np.ones(40))
     P = Problem(est, "cls", [Simplex(), lambda f, e: A[:3] @ f <= b[:3], lambda f, e: A[3:] @ f == b[3:]])
 
-    def out_of_time(problem, time_limit=None, decision=None):
+    def out_of_time(problem, time_limit=None, decision=None, ctx=None):
         time.sleep(max(time_limit or 0.0, 0.0) + 0.01)
-        problem._feasibility = F.Decision(None, how="the exact pre-check: time limit")
+        ctx.feasibility = F.Decision(None, how="the exact pre-check: time limit")
 
     monkeypatch.setattr(F, "point_feasible", lambda *a, **k: False)
     monkeypatch.setattr(P1, "infeasible_solution", out_of_time)

@@ -97,7 +97,7 @@ def test_terms_match_finite_differences_and_cvxpys_value(objective):
     vals = []
     for point in (f, f + delta):
         P.x.value = point / P.scale
-        vals.append((P.cvxpy_problem.objective.value - P._offset) / P._multiplier)
+        vals.append((P.cvxpy_problem.objective.value - P.offset) / P.multiplier)
     assert terms.change(f, delta) == pytest.approx(vals[1] - vals[0], rel=1e-9, abs=1e-13)
     assert vals[0] == pytest.approx(P.objective.value(f, est), rel=1e-12)
     # leaving the domain is +inf, never NaN

@@ -42,7 +42,7 @@ def test_user_cls_is_as_accurate_as_the_built_in_at_d_1e4(eps, n):
     # the built-in through the same cvxpy solver (its default is now ldpopt's exact structured solver)
     built = Problem(est, "cls").solve(solver=user.solver)
     assert built.success and user.success
-    assert P._multiplier == pytest.approx(1.0 / P.scale**2, rel=1e-6)  # the built-in CLS's K
+    assert P.multiplier == pytest.approx(1.0 / P.scale**2, rel=1e-6)  # the built-in CLS's K
     err_b, err_u = np.max(np.abs(built.f - ref)), np.max(np.abs(user.f - ref))
     assert err_u <= 2 * err_b + 1e-12, (err_u, err_b)  # unscaled it was ~100x worse
     assert user.solver and user.optimal_value == pytest.approx(np.sum((user.f - est.f_tilde) ** 2), rel=1e-6)
@@ -53,7 +53,7 @@ def test_user_objective_units_and_fallbacks():
     # a weighted quadratic: K follows its curvature; optimal_value and duals stay in the callable's units
     w = np.linspace(1, 3, 200)
     P = Problem(est, lambda f, e: cp.sum(cp.multiply(w, cp.square(f - e.f_tilde))))
-    assert P._multiplier == pytest.approx(2.0 / (2.0 * w.mean() * P.scale**2), rel=1e-6)
+    assert P.multiplier == pytest.approx(2.0 / (2.0 * w.mean() * P.scale**2), rel=1e-6)
     sol = P.solve()
     assert sol.optimal_value == pytest.approx(float(np.sum(w * (sol.f - est.f_tilde) ** 2)), rel=1e-6)
     ref = cp.Variable(200)
@@ -61,13 +61,13 @@ def test_user_objective_units_and_fallbacks():
         solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
     np.testing.assert_allclose(sol.f, ref.value, atol=1e-8)
     # a linear objective has no curvature: the callable's own units (documented)
-    assert Problem(est, lambda f, e: -cp.sum(cp.multiply(w, f)))._multiplier == 1.0
+    assert Problem(est, lambda f, e: -cp.sum(cp.multiply(w, f))).multiplier == 1.0
     # L1: its kinks near 1/d give a curvature-like K; the optimum is the built-in L1's (an LP: compare J)
     user, built = Problem(est, lambda f, e: cp.norm1(f - e.f_tilde)).solve(), Problem(est, "l1").solve()
     assert user.optimal_value == pytest.approx(built.optimal_value, rel=1e-7)
     assert user.optimal_value == pytest.approx(float(np.abs(user.f - est.f_tilde).sum()), rel=1e-7)
     # an explicit multiplier is used as is
-    assert Problem(est, UserObjective(lambda f, e: cp.sum_squares(f), multiplier=7.0))._multiplier == 7.0
+    assert Problem(est, UserObjective(lambda f, e: cp.sum_squares(f), multiplier=7.0)).multiplier == 7.0
     with pytest.raises(ValueError, match="multiplier"):
         UserObjective(lambda f, e: cp.sum_squares(f), multiplier=0)
 
@@ -79,7 +79,7 @@ def test_user_likelihood_is_scaled_and_solves_to_the_built_in_multinomial():
     p, q, c = est.p, est.q, est.counts
     P = Problem(est, lambda f, e: -cp.sum(cp.multiply(c, cp.log(q + (p - q) * f))))
     # a log passes the curvature test: K is the curvature's, not the callable's own units
-    assert P._multiplier != 1.0 and np.isfinite(P._multiplier)
+    assert P.multiplier != 1.0 and np.isfinite(P.multiplier)
     user, built = P.solve(), Problem(est, "multinomial").solve()
     assert user.success and built.success
     assert np.max(np.abs(user.f - built.f)) < 1e-6

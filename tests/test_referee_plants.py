@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from problem_strategies import LINEAR, cases, plant
 
 from conftest import examples
-import ldpopt.problems.problem as problem_module
+import ldpopt.problems.solvers.routes as routes_module
 import ldpopt.problems.solvers.structured.solver as structured_solver
 from ldpopt.problems.check.verdict import accuracy_tol
 from ldpopt.problems.solvers import attempts
@@ -117,14 +117,14 @@ def planted_solve(case, route: str, level: str, delta: float):
             mp.setattr(attempts, "_solve_collect", raw_c)
         else:
             name = SOLUTION_TARGET[route]
-            orig_s = getattr(problem_module, name)
+            orig_s = getattr(routes_module, name)
 
             def wrapped(*a, **k):
                 got = orig_s(*a, **k)
                 if isinstance(got, tuple):
                     return (move(got[0]),) + tuple(got[1:])
                 return move(got)
-            mp.setattr(problem_module, name, wrapped)
+            mp.setattr(routes_module, name, wrapped)
         # the cvxpy chain by name: solve() without one hands a recognised 2-norm to the direct route first
         named = "CLARABEL" if route == "cvxpy" and case.solver is None else case.solver
         sol = prob.solve(solver=named, progress=False)

@@ -49,7 +49,7 @@ def test_a_problem_compiles_its_constraints_once_for_solver_check_and_feasibilit
     p = Problem(est, "cls", [Simplex(), SubsetSum(np.arange(10), 0.4)])
     sol = p.solve()
     assert sol.status == "optimal" and sol.solver == "LDPOPT-STRUCTURED"
-    st = p._compiled
+    st = p.compiled
     # the solver's block rows and the feasibility test's were read from this one Structure
     assert "indicator_rows" in st._derived and "block_rows" in st._derived
     gid, sign, value = block_rows(st)

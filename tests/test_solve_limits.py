@@ -159,8 +159,9 @@ def test_the_exact_pre_check_stops_at_the_deadline_and_claims_nothing():
     assert decide(pr).feasible is True  # decided without a deadline
     with pytest.raises(CheckTimedOut, match="pre-check"):
         decide(pr, deadline=time.perf_counter() - 1.0)
-    assert infeasible_solution(pr, 0.0) is None
-    assert pr._feasibility.feasible is None and "time limit" in pr._feasibility.how
+    ctx = SolveContext.make(problem=pr)
+    assert infeasible_solution(pr, 0.0, None, ctx) is None
+    assert ctx.feasibility.feasible is None and "time limit" in ctx.feasibility.how
     # an empty set past the deadline is not claimed either (no decision), and is without one
     empty = Problem(_est(d, 3), "cls", [Simplex(), SubsetSum(np.arange(5), 1.5)])
     assert infeasible_solution(empty, 0.0) is None

@@ -310,4 +310,4 @@ def test_auto_multiplier_from_the_form_is_cvxpys(seed, kind, scale, w):
     pr = Problem(est, func, [Simplex()], scale=scale)
     assert getattr(pr.objective, "form", None) is not None  # recognised: the form's K was used
     ref = _auto_multiplier(func(pr.f, est), pr.x, pr.scale, d)
-    assert pr._multiplier == pytest.approx(ref, rel=1e-9)
+    assert pr.multiplier == pytest.approx(ref, rel=1e-9)

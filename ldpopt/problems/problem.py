@@ -13,40 +13,24 @@ from __future__ import annotations
 import threading
 import time
 import warnings
+from types import MappingProxyType
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
 
 from ..estimate import check_estimate
-from .check.verdict import feasible_point, status_after_check, unverified_reason, violation_tol
+from .check.verdict import status_after_check, unverified_reason
 from .constraints.base import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status, user_code_raised
 from .objectives.base import default_scale
 from .objectives.builtins import Objective, make_objective
-from .objectives.likelihood_terms import LikelihoodTerms
-from .progress import SolveContext, backstop, bounded, check_time_limit, timed_out
-from .solution import Solution, _attempt, best_checked
-from .solvers.attempts import STRUCTURED, cvxpy_attempt, options_for, structured_attempt
-from .solvers.direct_qp import SUFFIX as DIRECT
-from .solvers.direct_qp import solve_direct_qp
-from .solvers.ipm import solve_ipm
+from .progress import SolveContext, backstop, bounded, check_time_limit
+from .solution import Solution, _attempt
+from .solvers import routes
+from .solvers.attempts import STRUCTURED
 from .solvers.isolate import fork_available
-from .solvers.policy import (
-    DEFAULT_SOLVER_OPTIONS,
-    EXP_CONE_CHAIN,
-    EXP_CONE_CLARABEL_MAX_D,
-    SQP_MIN_D,
-    default_chain,
-    direct_qp_options,
-    direct_qp_solver,
-    fallback_budget,
-    installed_solvers,
-    is_likelihood,
-    sqp_applies,
-    uses_sqp,
-)
-from .solvers.sqp import converged, newton_terms, solve_sqp
+from .solvers.policy import DEFAULT_SOLVER_OPTIONS
 from .solvers.user_forms import LiveRoute, domain_constraint, missing_parameter, route_objective
 from .worker import clean as worker_clean
 from .worker import start_in_background
@@ -116,69 +100,6 @@ def _lazy(objective: Objective, constraints: list) -> bool:
     return objective.lazy_build and all(c.lazy_build for c in constraints)
 
 
-def _newton_route(problem, ctx: SolveContext) -> Solution:
-    """The Newton route (:mod:`.solvers.sqp`'s objectives): a smooth objective is first solved by the
-    interior-point method of :mod:`.solvers.ipm` (where its constraints are linear rows over f); its
-    Solution is returned when ldpopt's check certifies it or the time limit has passed, else sequential
-    QP (:func:`.solvers.sqp.solve_sqp`) follows, and its answer is returned unless the interior point
-    passed ldpopt's check (then the better checked of the two, :func:`.solution.best_checked`). An exact
-    likelihood goes to sequential QP directly. ``ctx``: the solve's context (time limit, options)."""
-    start = time.perf_counter()
-    est = problem.estimate
-    terms = newton_terms(problem.objective, est)
-    first = None  # the interior-point route's Solution, when it ran and did not certify
-    if terms is not None and not isinstance(terms, LikelihoodTerms):
-        first, _ = solve_ipm(problem, terms, lambda ch: converged(ch, est.d), ctx=ctx)
-        if first is not None and (first.success or first.status == "time_limit"):
-            return first
-    sol = solve_sqp(problem, ctx=ctx)
-    sol.wall_time = time.perf_counter() - start  # the interior point's time included
-    if first is None:
-        return sol
-    sol.attempts = [{"iteration": 0, "solver": first.solver, "status": first.status, "seconds": first.wall_time,
-                     "checks": first.checks.summary() if first.checks is not None else first.message}] + list(sol.attempts or [])
-    sol.message += f" | {first.solver} first: {first.status} ({first.message})"
-    # the interior point only where ldpopt's check passed it (an infeasible user constraint: the QP
-    # loop's "infeasible" stands, not the interior-point method's stalled point)
-    return best_checked([sol, first]) if first.checks is not None and first.checks.passed else sol
-
-
-#: interior-point solvers of the chains (:mod:`.policy`), and the first-order ones after them
-_INTERIOR, _FIRST_ORDER = frozenset({"CLARABEL", "PIQP"}), frozenset({"SCS", "OSQP"})
-
-
-def _first_order_cannot_do_better(sol: Solution, rest, problem) -> str:
-    """Why the chain may stop after ``sol`` though it did not pass ("" where it may not): only
-    first-order solvers (SCS, OSQP: less accurate points, the same check) are left in ``rest``, ``sol``
-    is an interior-point solver's point, and either
-
-    - ldpopt's check found it feasible, its only failure the KKT test, with the duality gap within
-      :data:`~.check.verdict.GAP_TOL` — stationarity is what failed. Measured: CLS − 10⁻³·geo_mean(f)
-      at d = 100, Clarabel's point (gap 2e-10, stationarity 3.7e-2) then 9 s of SCS to a point that
-      failed the same test and the feasibility one (the whole call 22 s where plain Clarabel took 5 s);
-    - or the check found it feasible and no KKT test can run on this problem at all (a user
-      constraint that is not affine: :func:`.check.conflict.non_affine`), so no later point can be
-      certified either. Measured on the route grid's generated classes: CLS on the simplex with a
-      ball that only touches it (d = 100), Clarabel ``optimal_inaccurate`` in 8 ms, then SCS to its
-      200,000-iteration limit (2.2 s) and a point that failed feasibility; with a quadratic energy
-      constraint at d = 10⁴, SCS was still running after 29 minutes.
-
-    The answer returned is the same (:func:`.solution.best_checked`)."""
-    from .check.conflict import non_affine
-    from .check.verdict import GAP_TOL
-
-    ch = sol.checks
-    if sol.solver not in _INTERIOR or not rest or not set(rest) <= _FIRST_ORDER or ch is None:
-        return ""
-    if (len(ch.failed) == 1 and ch.failed[0].startswith("KKT not certified") and ch.gap is not None
-            and ch.gap <= GAP_TOL):
-        return "this interior point is feasible with its duality gap certified (its stationarity is what failed)"
-    if not ch.failed and np.isfinite(ch.max_violation) and ch.stationarity is None and (names := non_affine(problem)):
-        return (f"this interior point is feasible, and no KKT test runs on this problem (constraint {names[0]!r} "
-                f"is not affine): a later point could not be certified either")
-    return ""
-
-
 class Problem:
     """A post-processing method stated as a convex problem over the frequency vector f.
 
@@ -223,6 +144,10 @@ class Problem:
     objective_route : the route chosen for the objective, in words (a callable: recognised or not, why).
     For a built-in objective with only Simplex / NonNegative / SumTo, the cvxpy side (f, x, cvxpy_problem) is built
     on first access: ``solve()`` by the structured solver never needs it.
+    The compiled form, read-only: named_constraints, owners, multiplier, offset, compiled (and
+    derived, the facts made once from it; cvxpy_lock, held while cvxpy's own values are set). A
+    Problem is read-only after construction: every fact of one solve lives in that call's
+    :class:`~.progress.SolveContext`, so two threads may solve one Problem at once.
 
     Raises
     ------
@@ -278,10 +203,13 @@ class Problem:
         self.scale = float(scale)
         # (x, f, cvxpy problem, named constraints, multiplier, offset): built on first use
         self._cvx: tuple[Any, ...] | None = None
-        # one in-process cvxpy solve of this problem's objects at a time (their values are shared
-        # state: a Problem solved from several threads; each solve's limit and options travel in
-        # its own SolveContext, never on the Problem)
-        self._solving = threading.RLock()
+        # the cvxpy objects' values (x.value, the constraints' dual values, cvxpy's compilation
+        # cache) are state that cvxpy itself keeps on them: a Problem solved from several threads
+        # sets and reads them one solve at a time (cvxpy_lock); every other per-solve fact travels in
+        # the solve's own SolveContext, never on the Problem
+        self._lock = threading.RLock()
+        self._compiled: Any = None  # compile_constraints' Structure (False: does not compile), made once
+        self._derived: dict = {}  # facts derived from the fixed data, made once (derived())
         if self._structured_only():  # nothing for cvxpy to build: refused here if that route cannot take it
             from .dual.structure import compile_constraints
             from .objectives.separable import NotApplicable
@@ -341,7 +269,9 @@ class Problem:
 
     def _built(self) -> tuple:
         if self._cvx is None:
-            self._build()
+            with self._lock:  # built once, whichever thread asks first
+                if self._cvx is None:
+                    self._build()
         assert self._cvx is not None  # _build sets it
         return self._cvx
 
@@ -389,9 +319,158 @@ class Problem:
         """
         return self._built()[2]
 
-    _named = property(lambda self: self._built()[3])
-    _multiplier = property(lambda self: self._built()[4])
-    _offset = property(lambda self: self._built()[5])
+    # -- the compiled problem, read-only ----------------------------------------------------------
+    @property
+    def named_constraints(self) -> MappingProxyType:
+        """Constraint name → its built cvxpy constraint, in :attr:`constraint_names`' order (a
+        read-only view; the cvxpy side is built on first access).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> {k: type(c).__name__ for k, c in ldpopt.Problem(est).named_constraints.items()}
+        {'nonnegative': 'Inequality', 'sum': 'Equality'}
+        """
+        return MappingProxyType(self._built()[3])
+
+    @property
+    def owners(self) -> MappingProxyType:
+        """Constraint name → (the ldpopt constraint that built it, its index j there): whose numpy
+        ``residuals()[j]`` / ``jacobian_t`` checks it (a read-only view; no cvxpy build needed).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> {k: (type(c).__name__, j) for k, (c, j) in ldpopt.Problem(est).owners.items()}
+        {'nonnegative': ('NonNegative', 0), 'sum': ('SumTo', 0)}
+        """
+        return MappingProxyType(self._owners)
+
+    @property
+    def multiplier(self) -> float:
+        """K of the compiled objective: cvxpy minimises K·J(f) + offset (duals divided by K give
+        the problem's own; :class:`~.objectives.base.BuiltObjective`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> p = ldpopt.Problem(est)
+        >>> bool(abs(p.multiplier * p.scale ** 2 - 1.0) < 1e-9)
+        True
+        """
+        return self._built()[4]
+
+    @property
+    def offset(self) -> float:
+        """The constant cvxpy's objective adds to K·J(f) (:attr:`multiplier`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> isinstance(ldpopt.Problem(est).offset, float)
+        True
+        """
+        return self._built()[5]
+
+    @property
+    def compiled(self):
+        """The constraints compiled once (:func:`~.dual.structure.compile_constraints`: the
+        Structure the structured solver, the certificate and the feasibility test all read), or
+        None where they do not compile (a user's callable, infeasible bound data, ...).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> p = ldpopt.Problem(est)
+        >>> p.compiled is p.compiled, p.compiled.d
+        (True, 4)
+        """
+        if self._compiled is None:
+            from .dual.structure import compile_constraints
+
+            with self._lock:
+                if self._compiled is None:
+                    try:
+                        self._compiled = compile_constraints(self.constraints, self.estimate.d)
+                    except ValueError:  # NotApplicable too
+                        self._compiled = False
+        return None if self._compiled is False else self._compiled
+
+    def derived(self, key: str, make):
+        """``make()``, a fact derived from this problem's fixed data (its constraints and estimate,
+        never a solve's state: that is the :class:`~.progress.SolveContext`'s), computed on the
+        first call for ``key`` and returned as kept after (thread-safe).
+
+        Parameters
+        ----------
+        key : str
+            The fact's name.
+        make : callable
+            ``make()`` computes it from the problem.
+
+        Returns
+        -------
+        object
+            The fact.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> p = ldpopt.Problem(est)
+        >>> p.derived("d squared", lambda: p.estimate.d ** 2), p.derived("d squared", lambda: 0)
+        (16, 16)
+        """
+        if key not in self._derived:
+            with self._lock:
+                if key not in self._derived:
+                    self._derived[key] = make()
+        return self._derived[key]
+
+    @property
+    def cvxpy_lock(self):
+        """The re-entrant lock held while a solve sets or reads the values of this problem's cvxpy
+        objects (``x.value``, the constraints' dual values, cvxpy's compiled-problem cache, a point
+        set for evaluation): cvxpy keeps those on the objects themselves, so two threads solving one
+        Problem take turns there; everything else of a solve lives in its own context.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> p = ldpopt.Problem(est)
+        >>> with p.cvxpy_lock:
+        ...     p.x.value is None
+        True
+        """
+        return self._lock
+
+    @property
+    def structured_only(self) -> bool:
+        """A declared separable objective without ``cvxpy_expr``: ldpopt's structured solver is its
+        only route (no cvxpy problem is built; a cvxpy solver asked for by name is refused).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> ldpopt.Problem(est).structured_only
+        False
+        """
+        return self._structured_only()
 
     @property
     def constraint_names(self) -> list[str]:
@@ -407,24 +486,6 @@ class Problem:
         ['nonnegative', 'sum']
         """
         return list(self._owners)
-
-    def _chain(self, solver) -> tuple[str, ...]:
-        if solver is None:
-            return default_chain(self)
-        if getattr(self.objective, "cvxpy_expr", True) is None and solver not in ("SQP", "sqp", ["SQP"]):
-            raise ValueError(f"solver: objective {self.objective.name!r} has no cvxpy_expr, so only solver=None "
-                             f"or 'SQP' can solve it, got {solver!r}")
-        names = [solver] if isinstance(solver, str) else solver
-        if isinstance(names, (list, tuple)) and names and all(isinstance(n, str) for n in names):
-            out = []
-            for n in names:
-                up = n.upper()
-                if up not in cp.settings.SOLVERS and not (up == "SQP" and sqp_applies(self)):
-                    raise ValueError(f"solver must be a cvxpy solver name (installed: {installed_solvers()}), "
-                                     f"got {n!r}")
-                out.append(up)
-            return tuple(out)
-        raise TypeError(f"solver must be a string or a list of strings, got {type(solver).__name__}")
 
     # -- solving ---------------------------------------------------------------------------------
     def solve(self, solver=None, strict: bool = False, verbose: bool = False, *, time_limit: float | None = None,
@@ -526,12 +587,14 @@ class Problem:
         ('CLARABEL', 'optimal', True)
         """
         limit = check_time_limit(time_limit)
+        # this call's context, handed to every route (the Problem keeps no per-solve state); the
+        # time limit counts from here
+        ctx = SolveContext.make(time_limit, progress, verbose, solver_options, problem=self)
         if limit is None:
-            sol = self._guarded(solver, verbose, time_limit, progress, solver_options)
+            sol = self._guarded(ctx, solver)
         else:  # the whole call bounded: a stage that overruns the limit is abandoned (.progress.bounded)
             t0 = time.perf_counter()
-            done, sol = bounded(lambda: self._guarded(solver, verbose, time_limit, progress, solver_options),
-                                backstop(limit))
+            done, sol = bounded(lambda: self._guarded(ctx, solver), backstop(limit))
             if not done:
                 sol = self._failed("time_limit", "LDPOPT",
                                    f"time limit of {limit:g} s: the solve was stopped after "
@@ -540,17 +603,19 @@ class Problem:
                 sol.attempts = [_attempt(sol)]
         return self._deliver(sol, strict)
 
-    def _guarded(self, solver, verbose: bool, time_limit, progress: bool, solver_options: dict) -> Solution:
-        """:meth:`_solve`, any library exception escaping it one ``"solver_error"`` Solution."""
-        try:
-            return self._solve(solver, verbose, time_limit, progress, solver_options)
-        except Exception as exc:
-            if not _library_failure(exc):
-                raise
-            sol = self._failed("solver_error", "LDPOPT", f"the solve stopped: a library raised "
-                               f"{type(exc).__name__}: {exc} (not the user's code: one failed attempt)")
-            sol.attempts = [_attempt(sol)]
-            return self._finish(sol)
+    def _guarded(self, ctx: SolveContext, solver) -> Solution:
+        """:meth:`_solve` with ``ctx`` the thread's active context, any library exception escaping
+        it one ``"solver_error"`` Solution."""
+        with ctx.active():
+            try:
+                return self._solve(ctx, solver)
+            except Exception as exc:
+                if not _library_failure(exc):
+                    raise
+                sol = self._failed("solver_error", "LDPOPT", f"the solve stopped: a library raised "
+                                   f"{type(exc).__name__}: {exc} (not the user's code: one failed attempt)")
+                sol.attempts = [_attempt(sol)]
+                return self._finish(sol, ctx, settle=False)
 
     def _deliver(self, sol: Solution, strict: bool) -> Solution:
         """The Solution returned, or its typed error raised (``strict``), else a SolverWarning unless optimal."""
@@ -562,189 +627,38 @@ class Problem:
         warnings.warn(text, SolverWarning, stacklevel=3)
         return sol
 
-    def _solve(self, solver, verbose: bool, time_limit, progress: bool, solver_options: dict) -> Solution:
-        """:meth:`solve`'s body (its every library exception one failed Solution there)."""
-        from .solvers.phase_one import pre_check
+    def _solve(self, ctx: SolveContext, solver) -> Solution:
+        """:meth:`solve`'s body: the exact pre-check, then each route of :data:`.routes.ROUTES` that
+        applies, in turn, until one answers (the last, the cvxpy chain, always does); the pre-check's
+        deferred steps run as soon as a route has not passed (:func:`.routes.deferred`)."""
         self._read_parameters()
-        if self._structured_only() and solver is not None and not (isinstance(solver, str) and solver.upper() == STRUCTURED):
+        if self.structured_only and solver is not None and not (isinstance(solver, str) and solver.upper() == STRUCTURED):
             raise ValueError(f"solver: objective {self.objective.name!r} has no cvxpy_expr, so only solver=None or "
                              f"{STRUCTURED!r} can solve it, got {solver!r}")
-        # this call's context, handed to every route (the Problem keeps no per-solve state);
-        # time_limit validated first; the pre-check counts against it
-        ctx = SolveContext.make(time_limit, progress, verbose, solver_options)
-        clock = ctx.clock
-        self._affine_cache: dict | None = {}  # a user constraint's affine rows, read once in this solve (.feasibility.affine_rows)
         _worker_if_needed()
-        try:
-            pre, system = pre_check(self, clock.left())  # its cheap steps; the rest after the route (system)
-        except Exception as exc:  # a library's failure in the pre-check decides nothing: solved as usual
-            if user_code_raised(exc):
-                raise
-            from .constraints.feasibility import Decision
-            self._feasibility = Decision(None, how=f"the pre-check raised {type(exc).__name__}: {exc}")
-            pre = system = None
-        if pre is not None:  # a proved conflict: no solver runs
-            return self._finish(pre, ctx.deadline)
-        lazy = {"system": system, "timed_out": False}  # the pre-check's deferred steps, until they run
-        settle = None if system is None else (lambda s: self._settle(s, lazy, ctx))
-        start = time.perf_counter()
-        first: list[dict] = []  # the structured solver's attempt, when it ran and did not pass
-        kept = sqp_point = None  # the structured route's / a smooth objective's Newton point, when it ran and did not pass
-        named_structured = isinstance(solver, str) and solver.upper() == STRUCTURED
-        if solver is None or named_structured:
-            with clock.running(STRUCTURED):
-                sol, why = structured_attempt(self, ctx)
-            if sol is not None and (sol.success or named_structured):
-                sol.attempts = [_attempt(sol)]
-                sol.wall_time = time.perf_counter() - start
-                return self._finish(sol, ctx.deadline, settle)
-            if self._structured_only():  # no cvxpy form to fall back on: its checked point, or why not
-                if sol is None:
-                    raise ValueError(f"objective: {self.objective.name!r} has no cvxpy_expr, so only {STRUCTURED} "
-                                     f"can solve it, and it does not apply: {why}")
-                sol.attempts = [_attempt(sol)]
-                sol.message += f" | objective {self.objective.name!r} has no cvxpy_expr: no cvxpy solver to fall back on"
-                sol.wall_time = time.perf_counter() - start
-                return self._finish(sol, ctx.deadline, settle)
-            if named_structured:  # not applicable: say why, no fallback when asked for by name
-                sol = self._failed("solver_error", STRUCTURED, f"{STRUCTURED} does not apply: {why}")
-                sol.attempts = [_attempt(sol)]
-                return self._finish(sol, ctx.deadline, settle)
-            first = [_attempt(sol)] if sol is not None else []  # not applicable: nothing was tried
-            kept = sol  # its checked point competes with the later routes' (best_checked)
-        if first and (pre := self._deferred(lazy, ctx, first)) is not None:  # a route failed: decide now
-            return self._finish(pre, ctx.deadline)
-        direct = direct_qp_solver(self, clock.limit is not None) if solver is None else None
-        if direct is not None:
-            with clock.running(direct + DIRECT):
-                dq, _ = solve_direct_qp(self, direct, options_for(self, direct, ctx, direct_qp_options(self, direct)),
-                                        ctx)
-            if dq is not None and dq.success:
-                dq.attempts = first + [_attempt(dq)]
-                dq.wall_time = time.perf_counter() - start
-                return self._finish(dq, ctx.deadline, settle)
-            if dq is not None:  # its checked point competes with the chain's (best_checked)
-                first, kept = first + [_attempt(dq)], best_checked([kept, dq])
-        if first and (pre := self._deferred(lazy, ctx, first)) is not None:
-            return self._finish(pre, ctx.deadline)
-        if (solver is None and uses_sqp(self)) or (isinstance(solver, str) and solver.upper() == "SQP"):
-            with clock.running("SQP"):
-                sq = _newton_route(self, ctx)
-            sol = best_checked([sq, kept])
-            sol.attempts = first + list(sq.attempts or [])
-            if first:
-                sol.message += f" | {STRUCTURED} first: {first[0]['status']} ({first[0]['checks']})"
-            if solver is None and is_likelihood(self):
-                sol.message = (f"d = {self.estimate.d} >= {SQP_MIN_D}: the exact likelihood is solved by sequential "
-                               "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
-                               "ldpopt.problems.solvers.policy) — " + sol.message)
-            if (sol.success or solver is not None or is_likelihood(self) or clock.expired()
-                    or getattr(self.objective, "cvxpy_expr", True) is None):
-                self._not_infeasible_if_known_feasible(sol)
-                timed_out(sol, clock)
-                sol.wall_time = time.perf_counter() - start
-                return self._finish(sol, ctx.deadline, settle)
-            # a smooth objective the Newton route did not certify: its cvxpy expression on the chain
-            first, sqp_point = first + [_attempt(sol)], sol
-        chain = self._chain(solver)
-        explicit = solver is not None
-        attempts: list[dict] = []
-        best = sqp_point  # a smooth objective's Newton point, when that route ran and did not certify
-        interior_point = False  # an interior-point solver of the chain has returned a point
-        for name in chain:
-            if (first or attempts) and (pre := self._deferred(lazy, ctx, first + attempts)) is not None:
-                return self._finish(pre, ctx.deadline)
-            if clock.expired():  # no solver starts past the time limit
-                attempts.append({"solver": name, "status": "time_limit", "checks": "not started", "seconds": 0.0})
-                continue
-            if name != "SQP" and name not in installed_solvers():
-                attempts.append({"solver": name, "status": "solver_not_installed", "checks": "", "seconds": 0.0})
-                if explicit and len(chain) == 1:
-                    best = self._failed("solver_not_installed", name,
-                                        f"solver {name!r} is not installed (installed: {installed_solvers()})")
-                continue
-            with clock.running(name):
-                if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
-                    sol = _newton_route(self, ctx)
-                    sol.attempts = []
-                else:
-                    # a first-order fallback after an interior point's answer gets a budget of its own
-                    # (an answer it rarely improves is already in hand), within the solve's limit
-                    cap = fallback_budget(clock.elapsed()) if not explicit and name in _FIRST_ORDER and interior_point else None
-                    sol = cvxpy_attempt(self, name, ctx, not explicit and name == "SCS", cap)
-                    if cap is not None:
-                        left = clock.left()
-                        sol.message += (f" | {name} ran as the chain's fallback under a budget of "
-                                        f"{cap if left is None else min(cap, max(left, 0.0)):.3g} s (policy.fallback_budget)")
-            assert sol.solver is not None  # both routes name their solver
-            clock.note(sol.solver, sol.iterations, status=sol.status,
-                       **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
-            attempts.append(_attempt(sol))  # without a point, the solver's message (a crash, a limit)
-            # (answered or failed: SCS after Clarabel's solver_error ran 600 s uncapped at d = 10³)
-            interior_point = interior_point or sol.solver in _INTERIOR
-            if sol.success:
-                best = sol
-                break
-            best = best_checked([best, sol])
-            if sol.status == "optimal_unverified":
-                # the first answer that passes the check ends the chain: a later solver meets the same
-                # unverifiable objective (a kink, no gradient), and ran to its limits here before
-                # (total variation + CLS at d = 1,000: PIQP's point, then 30 s more of Clarabel and OSQP)
-                break
-            if not explicit and (why := _first_order_cannot_do_better(sol, chain[chain.index(name) + 1:], self)):
-                sol.message += f" | the chain stops here: only first-order solvers are left, and {why}"
-                break
-        if best is None or not (best.success or best.status.startswith("infeasible")):
-            best = best_checked([best, kept])  # every route failed: the best checked point of all of them
-        if best is None and clock.expired():
-            best = self._failed("time_limit", chain[0], "no solver started within the time limit")
-        if best is None:  # nothing installed
-            best = self._failed("solver_not_installed", chain[0],
-                                f"none of {list(chain)} is installed (installed: {installed_solvers()})")
-        self._not_infeasible_if_known_feasible(best)
-        if explicit and not best.success and uses_sqp(self) and is_likelihood(self):
-            best.message += (f" | at d = {self.estimate.d} >= {SQP_MIN_D} conic solvers are known to fail this "
-                             "exact likelihood: solve() without a solver (or solver='SQP') uses sequential QP")
-        if not explicit and chain == EXP_CONE_CHAIN:
-            best.message = (f"d = {self.estimate.d} > {EXP_CONE_CLARABEL_MAX_D} with exponential cones in a user objective: "
-                            "SCS only (Clarabel was measured failing or slow past it; ldpopt.problems.solvers.policy) — "
-                            + best.message)
-        attempts = first + attempts
-        timed_out(best, clock)
-        if len(attempts) > 1:
-            best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
-        best.attempts = attempts
-        best.wall_time = time.perf_counter() - start
-        return self._finish(best, ctx.deadline, settle)
+        if (pre := routes.pre_checked(self, ctx)) is not None:  # a proved conflict: no solver runs
+            return self._finish(pre, ctx, settle=False)
+        for route in routes.ROUTES:
+            if ctx.attempts and (pre := routes.deferred(self, ctx, list(ctx.attempts))) is not None:
+                return self._finish(pre, ctx, settle=False)  # a route failed, and the decision found a conflict
+            plan = route.plan(self, ctx, solver)  # None: the route does not apply
+            sol = None if plan is None else route.run(self, ctx, solver, plan)
+            if sol is not None:
+                return self._finish(sol, ctx, settle=sol is not ctx.conflict)
+        raise AssertionError("the cvxpy chain, the last route, always answers")
 
     def _read_parameters(self) -> None:
         """Every cvxpy Parameter's value now: the objective's route made for them (recognition,
         derivatives, certificate and check read it; :class:`.user_forms.LiveRoute`), and a typed
-        error naming one without a value (the cvxpy problem reads the values itself)."""
-        got = self._live.route()
-        if got is not None:
-            self.objective, self.objective_route = got
+        error naming one without a value (the cvxpy problem reads the values itself). The one
+        update a solve makes to the Problem: the route for the Parameters' values (the same
+        objects for the same values, from the route's cache), under the lock (threads)."""
+        with self._lock:
+            got = self._live.route()
+            if got is not None:
+                self.objective, self.objective_route = got
         if self._cvx is not None:
             missing_parameter(self._cvx[2].parameters())
-
-    def _not_infeasible_if_known_feasible(self, best: Solution) -> None:
-        if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):
-            proved = getattr(self, "_feasibility", None)  # the exact pre-check's decision (.feasibility)
-            if proved is not None and proved.feasible and proved.complete:
-                best.status, best.success, best.infeasibility = "solver_error", False, None
-                best.message = ("every solver tried said the constraints are infeasible, but ldpopt has a "
-                                "feasible point checked in exact arithmetic: a solver failure")
-            elif feasible_point(self) is not None:
-                best.status, best.success, best.infeasibility = "solver_error", False, None
-                best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
-                                "feasible point (it satisfies every constraint to "
-                                f"{violation_tol(self.estimate.d):.0e}): a solver failure")
-            elif best.status == "infeasible" and not getattr(best.infeasibility, "verified", False):
-                # a solver's certificate is its own word: "infeasible" needs ldpopt's check of one
-                # (the exact pre-check, or .check.conflict at the phase one's point), else the weaker status
-                best.status = "infeasible_inaccurate"
-                best.message += (" | not verified by ldpopt's check (the exact pre-check does not decide these "
-                                 "constraints and the phase one's conflict was not proved): infeasible_inaccurate")
 
     def _referee(self, sol: Solution, deadline: float | None = None) -> None:
         """The returned status decided by ldpopt's check of the returned (f, duals) themselves
@@ -774,88 +688,13 @@ class Problem:
     def _failed(self, status: str, solver: str, message: str) -> Solution:
         return Solution.failed(self.estimate.d, status, solver, self.objective.name, message)
 
-    def _deferred(self, lazy: dict, ctx: SolveContext, attempts: list) -> Solution | None:
-        """The exact pre-check's deferred steps (:func:`.solvers.phase_one.pre_check`), run now and
-        once: the ``"infeasible"`` Solution when they prove a conflict (``attempts``, the routes
-        tried so far, kept before it), else None. Called as soon as a route has not passed, so an
-        infeasible problem costs one route more than before, never the whole chain."""
-        from .solvers.phase_one import infeasible_solution
-
-        if lazy["system"] is None:
-            return None
-        lazy["system"] = None
-        t0 = time.perf_counter()
-        left = ctx.clock.left()
-        if left is not None and left <= 0:
-            lazy["timed_out"] = True
-            return None
-        try:
-            pre = infeasible_solution(self, left, None)
-        except Exception as exc:  # a library's failure in the decision: nothing decided
-            if user_code_raised(exc):
-                raise
-            from .constraints.feasibility import Decision
-            self._feasibility = Decision(None, how=f"the feasibility decision raised {type(exc).__name__}: {exc}")
-            lazy["raised"] = f"{type(exc).__name__}: {exc}"
-            pre = None
-        decision = getattr(self, "_feasibility", None)
-        lazy["timed_out"] = (pre is None and decision is not None and decision.feasible is None
-                             and ctx.clock.expired())
-        if pre is None:
-            return None
-        pre.attempts = list(attempts) + list(pre.attempts or [])
-        pre.message += " (decided after " + ", ".join(f"{a['solver']}: {a['status']}" for a in attempts) + ")"
-        pre.wall_time = time.perf_counter() - t0
-        return pre
-
-    def _settle(self, sol: Solution, lazy: dict, ctx: SolveContext) -> Solution:
-        """The end of a solve whose exact pre-check was deferred (:func:`.solvers.phase_one.pre_check`),
-        after ldpopt's check of the answer: a returned point that passed the check and is made exact
-        on its active set (:func:`.feasibility.point_feasible`) proves the constraints non-empty, so
-        no certificate of a conflict exists and the answer stands; otherwise the deferred steps run
-        now (:meth:`_deferred`, if a failed route has not run them already) and a verified conflict
-        replaces the answer (status ``"infeasible"``). Where that decision could not finish within
-        the time limit, an ``"optimal"`` answer becomes ``"time_limit"``: a set empty by less than
-        the check's tolerance is never returned as optimal."""
-        from .check.point import user_rows_met
-        from .constraints.feasibility import Decision, point_feasible
-        from .progress import CheckTimedOut
-
-        system = lazy["system"]
-        passed = (sol.status in ("optimal", "optimal_unverified") and sol.checks is not None and sol.checks.passed
-                  and sol.f is not None)
-        if system is not None and passed:
-            try:
-                if point_feasible(system, sol.f, ctx.deadline) and user_rows_met(self, sol.f, system[-1]):
-                    lazy["system"] = None
-                    self._feasibility = Decision(True, how="the returned point, made exact on its active set",
-                                                 complete=True)
-                    return sol
-            except CheckTimedOut:
-                pass
-            except Exception as exc:  # a library's failure: the full decision below says what it says
-                if user_code_raised(exc):
-                    raise
-        pre = self._deferred(lazy, ctx, list(sol.attempts or [_attempt(sol)]))
-        if pre is not None:
-            return pre
-        if sol.status == "optimal" and lazy.get("raised"):
-            sol.status, sol.success = "optimal_unverified", False
-            sol.message += (f" | the exact feasibility decision raised ({lazy['raised']}): the set's being "
-                            "non-empty beyond the check's tolerance is not proved, so optimality is not claimed")
-        if sol.status == "optimal" and lazy["timed_out"]:
-            sol.status, sol.success = "time_limit", False
-            sol.message += (" | the exact feasibility decision did not finish within the time limit: not "
-                            "claimed optimal")
-        self._not_infeasible_if_known_feasible(sol)
-        return sol
-
-    def _finish(self, sol: Solution, deadline: float | None = None, settle=None) -> Solution:
-        self._referee(sol, deadline)
-        if settle is not None:
-            sol = settle(sol)
+    def _finish(self, sol: Solution, ctx: SolveContext, settle: bool = True) -> Solution:
+        """The answer refereed (:meth:`_referee`) and, where the pre-check deferred steps, settled
+        (:func:`.routes.settle`; not a conflict those steps proved, nor a library's failure)."""
+        self._referee(sol, ctx.deadline)
+        if settle and ctx.settle_due:
+            sol = routes.settle(self, sol, ctx)
         _worker_if_needed()
-        self._affine_cache = None  # this solve's rows: a later check or decision outside a solve reads afresh
         return sol
 
     def __repr__(self) -> str:

@@ -1,22 +1,25 @@
 """The context of one ``Problem.solve()`` (:class:`SolveContext`): its clock (the time limit, and
-progress lines on stderr for long solves), verbosity and solver options, handed to every route as one
-explicit argument — a ``Problem`` holds no per-solve state, so one problem solved from several
-threads at once gives each call its own limit and answer.
+progress lines on stderr for long solves), verbosity, solver options and every per-solve fact (the
+affine-row cache, the feasibility decision, the attempts), handed to every route as one explicit
+argument — a ``Problem`` holds no per-solve state, so one problem solved from several threads at
+once gives each call its own limit and answer.
 Notes: docs/notes/problems.md, "ldpopt.problems.progress".
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 __all__ = ["CONIC_TIME_LIMIT", "OWN_TIME_LIMIT", "PROGRESS_AFTER", "CheckTimedOut", "Clock", "SolveAbandoned",
-           "SolveContext", "backstop", "bounded", "check_time_limit", "past", "timed_out"]
+           "SolveContext", "affine_cache", "backstop", "bounded", "check_time_limit", "past", "timed_out"]
 
 #: seconds after which a solve starts printing progress lines
 PROGRESS_AFTER = 2.0
@@ -181,11 +184,14 @@ def _no_options() -> MappingProxyType:
     return MappingProxyType({})
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class SolveContext:
     """What one ``Problem.solve()`` call hands every route and solver, explicitly: its
-    :class:`Clock` (time limit, progress lines), ``verbose`` (the cvxpy solvers' own logs) and the
-    caller's ``solver_options`` (read-only). Routes read the limit here, never from the problem.
+    :class:`Clock` (time limit, progress lines), ``verbose`` (the cvxpy solvers' own logs), the
+    caller's ``solver_options`` (these three and ``problem`` read-only once made), and every fact of
+    this solve alone (written by the routes). Routes read the
+    limit here, never from the problem; a ``Problem`` is read-only after construction, so each
+    ``solve()`` (one per thread, at once if need be) writes only its own context.
 
     Parameters
     ----------
@@ -195,6 +201,34 @@ class SolveContext:
         Passed to cvxpy's solvers.
     solver_options : mapping, default empty
         ``solve(**solver_options)`` as given (:func:`.attempts.options_for` layers them).
+    problem : Problem or None, default None
+        The problem solved (whose affine rows :attr:`affine_cache` keeps; None: no cache).
+
+    Attributes
+    ----------
+    affine_cache : dict or None
+        A user constraint's affine rows and the owned linear system, read once in this solve
+        (:func:`ldpopt.problems.constraints.feasibility.affine_rows`); None: none kept.
+    feasibility : Decision or None
+        The exact feasibility decision of this solve (:mod:`.constraints.feasibility`): the
+        pre-check's, the deferred one's, or a proof from the returned point; None: none made.
+    phase_one : PhaseOne or None
+        The phase one's result (:func:`.solvers.phase_one.phase_one`) when it ran.
+    deferred : dict
+        The pre-check's deferred steps until they run (``system``), and what happened when they
+        did (``timed_out``, ``raised``): :mod:`.solvers.routes`.
+    attempts : list of dict
+        The routes tried so far, in order (``Solution.attempts``' entries).
+    kept, newton_point : Solution or None
+        The best checked point of the structured and direct routes that did not pass, and the
+        Newton route's point that did not certify (they compete with later routes' answers).
+    conflict : Solution or None
+        The ``"infeasible"`` Solution of a deferred decision, once one proved a conflict.
+    settle_due : bool
+        The pre-check deferred steps: an answer is settled before it is returned
+        (:func:`.solvers.routes.settle`).
+    start : float
+        ``time.perf_counter()`` when the routes began (after the pre-check).
 
     Examples
     --------
@@ -209,11 +243,42 @@ class SolveContext:
     clock: Clock = field(default_factory=lambda: Clock(None, progress=False))
     verbose: bool = False
     solver_options: MappingProxyType = field(default_factory=_no_options)
+    problem: Any = None
+    affine_cache: dict | None = None
+    feasibility: Any = None
+    phase_one: Any = None
+    deferred: dict = field(default_factory=lambda: {"system": None, "timed_out": False})
+    attempts: list = field(default_factory=list)
+    kept: Any = None
+    newton_point: Any = None
+    conflict: Any = None
+    settle_due: bool = False
+    start: float = field(default_factory=time.perf_counter)
+
+    def __setattr__(self, name: str, value) -> None:
+        # the caller's settings are read-only once set; the per-solve facts are this solve's to write
+        if name in _SETTINGS and name in self.__dict__:
+            raise AttributeError(f"SolveContext.{name} is the caller's setting: read-only")
+        object.__setattr__(self, name, value)
 
     @classmethod
-    def make(cls, time_limit=None, progress: bool = False, verbose: bool = False, solver_options=None):
-        """A context from ``solve``'s arguments (``time_limit`` validated: :func:`check_time_limit`)."""
-        return cls(Clock(time_limit, progress), bool(verbose), MappingProxyType(dict(solver_options or {})))
+    def make(cls, time_limit=None, progress: bool = False, verbose: bool = False, solver_options=None,
+             problem=None):
+        """A context from ``solve``'s arguments (``time_limit`` validated: :func:`check_time_limit`);
+        with ``problem``, an empty affine-row cache for it (:attr:`affine_cache`)."""
+        return cls(Clock(time_limit, progress), bool(verbose), MappingProxyType(dict(solver_options or {})),
+                   problem, None if problem is None else {})
+
+    @contextlib.contextmanager
+    def active(self):
+        """This context the current one of this thread inside the block (:func:`affine_cache` reads
+        it: ldpopt's check and the exact decisions, called in a solve and outside one, find the
+        solve's cache there without an argument of their own)."""
+        token = _CURRENT.set(self)
+        try:
+            yield self
+        finally:
+            _CURRENT.reset(token)
 
     @property
     def limited(self) -> bool:
@@ -237,6 +302,31 @@ class SolveContext:
 
     def note(self, route: str, iteration=None, **residuals) -> None:
         self.clock.note(route, iteration, **residuals)
+
+
+#: the fields of :class:`SolveContext` that are the caller's settings (read-only once made)
+_SETTINGS = frozenset({"clock", "verbose", "solver_options", "problem"})
+#: the solve context active in this thread (:meth:`SolveContext.active`)
+_CURRENT: contextvars.ContextVar[SolveContext | None] = contextvars.ContextVar("ldpopt_solve", default=None)
+
+
+def affine_cache(problem) -> dict | None:
+    """The affine-row cache of the solve of ``problem`` running in this thread
+    (:attr:`SolveContext.affine_cache`), or None outside one (the rows are then read afresh).
+
+    Examples
+    --------
+    >>> from ldpopt.problems.progress import SolveContext, affine_cache
+    >>> owner = object()
+    >>> ctx = SolveContext.make(problem=owner)
+    >>> with ctx.active():
+    ...     affine_cache(owner) is ctx.affine_cache, affine_cache(object())
+    (True, None)
+    >>> affine_cache(owner) is None
+    True
+    """
+    ctx = _CURRENT.get()
+    return ctx.affine_cache if ctx is not None and ctx.problem is problem else None
 
 
 def timed_out(best, clock: Clock) -> None:

@@ -125,7 +125,7 @@ def _solver_row(est, f_c, objective, mean, solver, fallback, base) -> ClaimResul
     kkt = simplex_kkt(g, f_c, scale=_gradient_scale(obj, est))
     j_c, j_s = obj.value(f_c, est), obj.value(sol.f, est)
     a, r, _ = _solver_tolerance(used, obj)
-    k_mult = float(getattr(problem, "_multiplier", 1.0))
+    k_mult = float(getattr(problem, "multiplier", 1.0))
     lam = kkt["multiplier"]
     # the solver's point may violate the constraints by its feasibility tolerance and so sit below J*
     infeas = abs(lam) * abs(float(np.sum(sol.f)) - 1.0) + float(np.max(np.abs(g - lam))) * float(

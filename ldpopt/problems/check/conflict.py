@@ -33,8 +33,8 @@ def non_affine(problem) -> list[str]:
     """
     from ..constraints.base import UserConstraint
 
-    return [n for n, (c, _) in problem._owners.items()
-            if isinstance(c, UserConstraint) and not problem._named[n].expr.is_affine()]
+    return [n for n, (c, _) in problem.owners.items()
+            if isinstance(c, UserConstraint) and not problem.named_constraints[n].expr.is_affine()]
 
 
 def _weighted(problem, f_hat: np.ndarray, weights: dict):
@@ -47,7 +47,7 @@ def _weighted(problem, f_hat: np.ndarray, weights: dict):
     x, s = problem.x, problem.scale
     lam = {}
     for name in non_affine(problem):
-        con = problem._named[name]
+        con = problem.named_constraints[name]
         w = weights.get(name)
         if not isinstance(con, cp.constraints.Inequality) or w is None:
             return None
@@ -62,7 +62,7 @@ def _weighted(problem, f_hat: np.ndarray, weights: dict):
     for at, is_hat in ((np.zeros_like(f_hat), False), (f_hat, True)):
         with _at(problem, at):
             for name, w in lam.items():
-                expr = problem._named[name].expr
+                expr = problem.named_constraints[name].expr
                 try:
                     v = np.atleast_1d(np.asarray(expr.value, dtype=np.float64)).ravel(order="F")
                     g = expr.grad.get(x) if is_hat and expr.grad is not None else None

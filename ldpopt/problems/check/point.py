@@ -24,7 +24,8 @@ SYSTEM_ROWS = 10**7
 @contextmanager
 def at_point(problem, f: np.ndarray) -> Iterator[None]:
     """cvxpy's variable of ``problem`` set to the point f (frequency units) inside the block, and back
-    to what it was after it (also when the block raises).
+    to what it was after it (also when the block raises); the problem's ``cvxpy_lock`` is held
+    meanwhile (another thread's solve of it sets the same variable).
 
     Parameters
     ----------
@@ -49,12 +50,13 @@ def at_point(problem, f: np.ndarray) -> Iterator[None]:
     from ..objectives.recognise import set_value
 
     x = problem.x
-    saved = x.value
-    set_value(x, np.asarray(f, dtype=np.float64) / problem.scale)
-    try:
-        yield
-    finally:
-        set_value(x, saved)
+    with problem.cvxpy_lock:  # x's value is shared by every thread solving this problem
+        saved = x.value
+        set_value(x, np.asarray(f, dtype=np.float64) / problem.scale)
+        try:
+            yield
+        finally:
+            set_value(x, saved)
 
 
 def user_rows_met(problem, f: np.ndarray, complete: bool) -> bool:
@@ -104,8 +106,8 @@ def user_rows_met(problem, f: np.ndarray, complete: bool) -> bool:
     if f.shape != (problem.estimate.d,) or not np.all(np.isfinite(f)):
         return False
     left_out = []
-    for name, con in problem._named.items():
-        if not isinstance(problem._owners[name][0], UserConstraint):
+    for name, con in problem.named_constraints.items():
+        if not isinstance(problem.owners[name][0], UserConstraint):
             continue
         if isinstance(con, cp.constraints.Equality) and con.expr.is_affine():
             continue  # in the linear system (the caller proved it at f) unless too large: see below
@@ -121,5 +123,5 @@ def user_rows_met(problem, f: np.ndarray, complete: bool) -> bool:
     except Exception:  # noqa: BLE001 - cvxpy cannot evaluate it here: not decided, the phase one runs
         return False
     # an affine equality is in the system unless it has more rows than the exact LP takes
-    return all(con.size <= SYSTEM_ROWS for name, con in problem._named.items()
-               if isinstance(problem._owners[name][0], UserConstraint) and con.expr.is_affine())
+    return all(con.size <= SYSTEM_ROWS for name, con in problem.named_constraints.items()
+               if isinstance(problem.owners[name][0], UserConstraint) and con.expr.is_affine())

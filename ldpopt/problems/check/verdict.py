@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import user_code_raised
 from ..objectives.builtins import Objective, UserObjective
 from ..objectives.recognise import cvxpy_grad, numpy_grad  # the chain rule with kept affine Jacobians (re-exported)
-from ..progress import CheckTimedOut, past
+from ..progress import CheckTimedOut, affine_cache, past
 from .point import at_point as _at
 
 __all__ = [
@@ -34,7 +34,7 @@ def constraint_violations(problem, f: np.ndarray) -> dict:
     constraint's numpy ``residuals`` (computed once per constraint), cvxpy's expression evaluation at
     f for the others (user callables)."""
     out, res_of, rest = {}, {}, []
-    for name, (owner, k) in problem._owners.items():
+    for name, (owner, k) in problem.owners.items():
         if id(owner) not in res_of:
             res_of[id(owner)] = owner.residuals(f, problem.estimate) if hasattr(owner, "residuals") else None
         res = res_of[id(owner)]
@@ -44,7 +44,7 @@ def constraint_violations(problem, f: np.ndarray) -> dict:
     if rest:
         with _at(problem, f):
             for name in rest:
-                con = problem._named[name]
+                con = problem.named_constraints[name]
                 v = np.asarray(con.expr.value, dtype=np.float64)  # its max violation at f
                 eq = isinstance(con, (cp.constraints.Zero, cp.constraints.Equality))
                 out[name] = float(np.max(np.abs(v) if eq else np.maximum(v, 0.0))) if v.size else 0.0
@@ -68,7 +68,7 @@ def aggregate_violation(problem, f: np.ndarray) -> float | None:
 
     d = f.shape[0]
     total, seen, rest = 0.0, False, []
-    for name, (owner, k) in problem._owners.items():
+    for name, (owner, k) in problem.owners.items():
         if isinstance(owner, UserConstraint):
             continue
         seen = True
@@ -81,7 +81,7 @@ def aggregate_violation(problem, f: np.ndarray) -> float | None:
     if rest:
         with _at(problem, f):
             for name in rest:
-                con = problem._named[name]
+                con = problem.named_constraints[name]
                 total += _l1(con.expr.value, isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)))
     return total if seen else None
 
@@ -101,16 +101,21 @@ def set_feasibility(problem) -> tuple[bool | None, str]:
     ``compile_constraints`` rejecting the data (a value fixed outside its bounds, Σ f = total
     outside [Σ l, Σ u]) is False with its message. Anything else (user constraints, inequality or
     overlapping rows, a Monotone chain, a tree) is not decided here: None."""
-    cached = getattr(problem, "_set_feasibility", None)
-    if cached is not None:
-        return cached
+    derived = getattr(problem, "derived", None)  # a Problem keeps it: made once from its fixed data
+    if derived is not None:
+        return derived("set_feasibility", lambda: _set_feasibility(problem))
+    return _set_feasibility(problem)
+
+
+def _set_feasibility(problem) -> tuple[bool | None, str]:
+    """:func:`set_feasibility`, decided."""
     from ..constraints.base import UserConstraint
     from ..dual.structure import compile_constraints, compiled_for
     from ..objectives.separable import NotApplicable
     from .certificate import block_rows
 
     out: tuple[bool | None, str] = (None, "")
-    if not any(isinstance(o, UserConstraint) for o, _ in problem._owners.values()):
+    if not any(isinstance(o, UserConstraint) for o, _ in problem.owners.values()):
         try:
             st = compile_constraints(compiled_for(problem), problem.estimate.d)
         except NotApplicable as exc:
@@ -119,10 +124,6 @@ def set_feasibility(problem) -> tuple[bool | None, str]:
             out = (False, str(exc))
         else:
             out = _blocks_feasible(st, block_rows(st) if st.m else None)
-    try:
-        problem._set_feasibility = out
-    except AttributeError:
-        pass
     return out
 
 
@@ -164,7 +165,7 @@ def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
 
     total = np.zeros(f.shape[0])
     rest = []
-    for name, (owner, k) in problem._owners.items():
+    for name, (owner, k) in problem.owners.items():
         y = duals.get(name)
         if y is None:
             return None, f"no dual for constraint {name!r}"
@@ -172,14 +173,14 @@ def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
             rest.append((name, y))
     if not rest:
         return total, ""
-    if getattr(problem, "_affine_cache", None) is not None:  # in a solve: the pre-check's rows (d/df, no cvxpy grad)
+    if affine_cache(problem) is not None:  # in a solve: the pre-check's rows (d/df, no cvxpy grad)
         rest = _cached_jacobian_t_y(problem, rest, total)
         if not rest:
             return total, ""
     x = problem.x
     with _at(problem, f):
         for name, y in rest:
-            expr = problem._named[name].expr
+            expr = problem.named_constraints[name].expr
             if not expr.is_affine():
                 return None, f"constraint {name!r} is not affine (no Jacobian taken)"
             g = expr.grad.get(x) if expr.grad is not None else None
@@ -202,7 +203,7 @@ def _cached_jacobian_t_y(problem, rest: list, total: np.ndarray) -> list:
 
     left = []
     for name, y in rest:
-        owner, k = problem._owners[name]
+        owner, k = problem.owners[name]
         M = None
         if isinstance(owner, UserConstraint):
             M = next((Mj for j, (Mj, _, _) in affine_rows(problem, owner) if j == k), None)
@@ -230,7 +231,7 @@ def _gap_terms(problem, f: np.ndarray, duals: dict) -> tuple[float, float]:
         if not equality and y.size:
             dual_inf = max(dual_inf, float(-y.min()))
 
-    for name, (owner, k) in problem._owners.items():
+    for name, (owner, k) in problem.owners.items():
         got = builtin_g(owner, k, f, f.shape[0])
         if got is None:
             rest.append(name)
@@ -239,7 +240,7 @@ def _gap_terms(problem, f: np.ndarray, duals: dict) -> tuple[float, float]:
     if rest:
         with _at(problem, f):
             for name in rest:
-                con = problem._named[name]
+                con = problem.named_constraints[name]
                 add(duals[name], con.expr.value, isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)))
     return lag, dual_inf
 
@@ -272,7 +273,7 @@ def _cvxpy_gradient(problem, f: np.ndarray, memo: dict | None = None) -> np.ndar
     if memo is not None:
         g = numpy_grad(expr, x, np.asarray(f, dtype=np.float64) / problem.scale)
         if g is not None:
-            return g / (problem._multiplier * problem.scale)
+            return g / (problem.multiplier * problem.scale)
     with _at(problem, np.asarray(f, dtype=np.float64)):
         try:
             grads = expr.grad if memo is None else cvxpy_grad(expr, memo)
@@ -285,7 +286,7 @@ def _cvxpy_gradient(problem, f: np.ndarray, memo: dict | None = None) -> np.ndar
     if g is None:
         return np.full(f.shape[0], np.nan)
     g = g.toarray() if hasattr(g, "toarray") else np.asarray(g)
-    return np.asarray(g, dtype=np.float64).ravel() / (problem._multiplier * problem.scale)
+    return np.asarray(g, dtype=np.float64).ravel() / (problem.multiplier * problem.scale)
 
 
 def probe(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float):
@@ -338,7 +339,7 @@ def absorb_at_zero(problem, f, duals, r, lag, where):
     off an optimum at ~1e-100 leaves a gradient residual of order 1 against the solver's
     multiplier, which this choice absorbs at a gap cost ~1e-12. The KKT check with these
     multipliers is as valid as with the solver's (the same choice as :func:`.kkt_bound.error_bound`'s)."""
-    for name, (owner, k) in problem._owners.items():
+    for name, (owner, k) in problem.owners.items():
         if is_nonneg(owner, k):
             y = np.broadcast_to(np.asarray(duals[name], dtype=np.float64), r.shape)
             y_new = np.where(where, np.maximum(y + r, 0.0), y)
@@ -350,11 +351,11 @@ def absorb_at_zero(problem, f, duals, r, lag, where):
 def _equality(problem, name: str, f: np.ndarray) -> bool:
     from ..constraints.jacobians import builtin_g
 
-    owner, k = problem._owners[name]
+    owner, k = problem.owners[name]
     got = builtin_g(owner, k, f, f.shape[0])
     if got is not None:
         return bool(got[1])
-    return isinstance(problem._named[name], (cp.constraints.Zero, cp.constraints.Equality))
+    return isinstance(problem.named_constraints[name], (cp.constraints.Zero, cp.constraints.Equality))
 
 
 def l1_terms(problem, f: np.ndarray, duals: dict, jty: np.ndarray, h: float) -> tuple[float, float, float]:
@@ -477,7 +478,7 @@ def error_bound(problem, f, duals, r, lag, mu, deadline=None, gfun=None) -> floa
     shift = 0.0  # Σ (ŷ − y)·f̂ over the re-chosen nonnegativity multipliers
     fpos = np.maximum(f, 0.0)
     changed = False
-    for name, (owner, k) in problem._owners.items():
+    for name, (owner, k) in problem.owners.items():
         if not is_nonneg(owner, k):
             continue
         y = np.asarray(duals[name], dtype=np.float64)
@@ -619,7 +620,7 @@ def affine_projection(problem, f, deadline=None):
     viol = constraint_violations(problem, f)
     tiny = 8 * np.finfo(float).eps * max(1.0, float(np.sum(np.abs(f))))
     user_ok = all(viol[n] is not None and viol[n] <= tiny
-                  for n, (c, _) in problem._owners.items() if isinstance(c, UserConstraint))
+                  for n, (c, _) in problem.owners.items() if isinstance(c, UserConstraint))
     return f if user_ok and project_on_rows(f, A, b, ineq, lo, up, move=False) is f else None
 
 
@@ -1180,7 +1181,7 @@ def expression_curvature(problem) -> float:
     from ..objectives.recognise import squares_floor
 
     mu = squares_floor(problem.cvxpy_problem.objective.expr, problem.x, problem.estimate.d)
-    return mu / (problem._multiplier * problem.scale ** 2) if mu > 0 else 0.0
+    return mu / (problem.multiplier * problem.scale ** 2) if mu > 0 else 0.0
 
 
 def _residual_error_bound(ch, problem, f, duals, r, lag, mu, grad, jty, gfun, deadline=None) -> None:

@@ -14,7 +14,7 @@ from math import lcm
 import numpy as np
 import scipy.sparse as sp
 
-from ..progress import past
+from ..progress import affine_cache, past
 from .chain_substitution import ChainSubstitution
 from .exact_lp import ExactSystem, exact_group_sums
 from .exact_point import exact_point, point_ok, verified_point
@@ -80,11 +80,11 @@ def owned_system(problem):
     """(lo, up, lo_owner, up_owner, A (csr, rows ≤ or =), b, ineq, row_owner, names, complete): the
     built-in linear constraints of ``problem`` (owners index ``names``, -1 where no bound);
     ``complete``: no constraint was left out (too large, or a user's non-affine row). Within a solve,
-    built once and kept in the solve's cache (``problem._affine_cache``, as :func:`affine_rows`),
+    built once and kept in the solve's cache (``SolveContext.affine_cache``, as :func:`affine_rows`),
     keyed on the values of the cvxpy Parameters of every constraint read from cvxpy (a user's): the pre-check, the deferred
     proof from the answer and ldpopt's check (:func:`linear_system`) share one system, its numpy
     arrays read-only. Outside a solve (no cache): built afresh."""
-    cache = getattr(problem, "_affine_cache", None)
+    cache = affine_cache(problem)
     if cache is None:
         return _owned_system(problem)
     from .base import Constraint
@@ -104,9 +104,9 @@ def owned_system(problem):
 def _parameter_token(problem, c) -> tuple:
     """The values of the cvxpy Parameters in the built constraints of ``c`` (a cache key's part)."""
     token = []
-    for name, (owner, _) in problem._owners.items():
+    for name, (owner, _) in problem.owners.items():
         if owner is c:
-            for par in problem._named[name].parameters():
+            for par in problem.named_constraints[name].parameters():
                 val = par.value
                 token.append((par.id, None if val is None else np.asarray(val, dtype=np.float64).tobytes()))
     return id(c), tuple(token)
@@ -116,7 +116,7 @@ def _owned_system(problem):
     """:func:`owned_system`, built."""
     d = problem.estimate.d
     names = problem.constraint_names
-    key = {(id(c), j): i for i, (c, j) in enumerate(problem._owners[n] for n in names)}
+    key = {(id(c), j): i for i, (c, j) in enumerate(problem.owners[n] for n in names)}
     lo, up = np.full(d, -np.inf), np.full(d, np.inf)
     lo_own, up_own = np.full(d, -1), np.full(d, -1)
     rows, b, ineq, own = [], [], [], []
@@ -158,7 +158,7 @@ def _owned_system(problem):
         # a user callable or a registered type that states none: its affine rows as cvxpy builds
         # them (a non-affine row is left out, and the system is then not complete)
         affine = affine_rows(problem, c)
-        complete = complete and len(affine) == sum(1 for n in names if problem._owners[n][0] is c)
+        complete = complete and len(affine) == sum(1 for n in names if problem.owners[n][0] is c)
         for j, (M, rhs, le) in affine:
             if M.shape[0] <= MAX_LP:
                 row(M, rhs, le, key[(id(c), j)])
@@ -179,11 +179,12 @@ def linear_system(problem):
 
 def affine_rows(problem, c) -> list:
     """:func:`_affine_rows` of the user constraint ``c`` of ``problem``, read once per solve: kept in
-    the solve's cache (``problem._affine_cache``, made afresh by each ``solve()``), keyed on ``c`` and
+    the solve's cache (:func:`~ldpopt.problems.progress.affine_cache`: its context's, made afresh by
+    each ``solve()``), keyed on ``c`` and
     the values of the cvxpy Parameters its built constraints hold, so the exact pre-check, ldpopt's
     check (the Jacobian and the projection of :mod:`ldpopt.problems.check.verdict`) share one cvxpy
     Jacobian per constraint. Outside a solve (no cache): read afresh."""
-    cache = getattr(problem, "_affine_cache", None)
+    cache = affine_cache(problem)
     if cache is None:
         return _affine_rows(c, problem.estimate)
     key = _parameter_token(problem, c)

@@ -279,17 +279,13 @@ def compiled_for(problem):
     it is made): the structured solver, the certificate of ldpopt's check and the feasibility test
     then read one Structure and what is derived from it. The constraints themselves when they do not
     compile: the caller compiles them again and reports the error where it always did."""
-    got = getattr(problem, "_compiled", None)
-    if got is None:
-        try:
-            got = compile_constraints(problem.constraints, problem.estimate.d)
-        except ValueError:  # NotApplicable too
-            got = False
-        try:
-            problem._compiled = got
-        except AttributeError:
-            pass
-    return problem.constraints if got is False else got
+    if hasattr(problem, "compiled"):  # a Problem: compiled once, kept (Problem.compiled)
+        got = problem.compiled
+        return problem.constraints if got is None else got
+    try:
+        return compile_constraints(problem.constraints, problem.estimate.d)
+    except ValueError:  # NotApplicable too
+        return problem.constraints
 
 
 def _cached(c, d, key, make):

@@ -111,17 +111,20 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     d = problem.estimate.d
     nan_f = np.full(d, np.nan)
     opts = options_for(problem, name, ctx, SCS_TIGHT if tight_scs else None, cap)
-    problem._built()  # the cvxpy problem built here, before a child process would build its own copy
+    problem.cvxpy_problem  # noqa: B018 - the cvxpy problem built here, before a child process would build its own copy
     error_text = ""
     out: Any = None  # the solve's plain data (_solve_collect), None after a failure
     try:
         if runs_isolated(name, name in OWN_TIME_LIMIT, ctx.limited):
             # no time limit of its own (PIQP), or a time-limited solve: a child process, killed at the
             # limit; a crash there is this attempt's solver_error (:mod:`.isolate`)
-            left = ctx.left()
-            out = _solve_collect(problem, name, ctx.verbose, opts, NO_LIMIT_BUDGET if left is None else max(left, 1e-3))
+            # (its answer is unpacked into this problem's cvxpy objects: one solve at a time, threads)
+            with problem.cvxpy_lock:
+                left = ctx.left()
+                out = _solve_collect(problem, name, ctx.verbose, opts,
+                                     NO_LIMIT_BUDGET if left is None else max(left, 1e-3))
         else:
-            with problem._solving:  # one cvxpy solve of this problem's objects at a time (threads)
+            with problem.cvxpy_lock:  # one cvxpy solve of this problem's objects at a time (threads)
                 out = _solve_collect(problem, name, ctx.verbose, opts)
         status = out["status"]
     except SolverTimedOut as e:
@@ -138,12 +141,12 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     f = np.asarray(out["x"], dtype=np.float64) * problem.scale if has_point else nan_f
     duals: dict[str, float | np.ndarray | None] = {}
     if has_point:
-        value = (float(out["value"]) - problem._offset) / problem._multiplier
+        value = (float(out["value"]) - problem.offset) / problem.multiplier
         for k, dv in out["duals"].items():
             if dv is None:
                 duals[k] = None
             else:
-                dv = np.asarray(dv, dtype=np.float64) / problem._multiplier
+                dv = np.asarray(dv, dtype=np.float64) / problem.multiplier
                 duals[k] = float(dv) if dv.ndim == 0 else dv
     else:
         value = float(out["value"]) if out is not None and out["value"] is not None and status != "solver_error" \
@@ -172,9 +175,11 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     infeasibility = None
     if status == "infeasible":  # the solver's Farkas certificate, where it gives one
         from ..constraints.feasibility import solver_infeasibility
-        if out is not None and out["named_duals_set"]:
-            _restore_duals(problem, out)
-        if (infeasibility := solver_infeasibility(problem._named, solver_name)) is not None:
+        with problem.cvxpy_lock:  # the certificate is read from the constraints' dual values
+            if out is not None and out["named_duals_set"]:
+                _restore_duals(problem, out)
+            infeasibility = solver_infeasibility(problem.named_constraints, solver_name)
+        if infeasibility is not None:
             message = f"{message}: {infeasibility.summary()}"
     return Solution(f, status, status == "optimal", value, duals, solver=solver_name,
                     iterations=None if stats is None else stats["num_iters"], compile_time=compile_time,
@@ -206,8 +211,8 @@ def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float
     return {"status": prob.status, "x": None if x is None else np.asarray(x, dtype=np.float64),
             "value": None if prob.value is None else float(prob.value),
             "duals": {k: None if con.dual_value is None else np.asarray(con.dual_value, dtype=np.float64)
-                      for k, con in problem._named.items()},
-            "named_duals_set": any(con.dual_value is not None for con in problem._named.values()),
+                      for k, con in problem.named_constraints.items()},
+            "named_duals_set": any(con.dual_value is not None for con in problem.named_constraints.values()),
             "compile_time": compile_time,
             "stats": None if st is None else {"solver_name": st.solver_name, "solve_time": st.solve_time,
                                               "num_iters": st.num_iters}}
@@ -216,7 +221,7 @@ def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float
 def _restore_duals(problem, out: dict) -> None:
     """The duals a child process computed, set on the parent's cvxpy constraints (the infeasibility
     certificate reads them there)."""
-    for k, con in problem._named.items():
+    for k, con in problem.named_constraints.items():
         dv = out["duals"].get(k)
         if dv is not None and con.dual_value is None:
             con.save_dual_value(dv)

@@ -20,7 +20,7 @@ def compile_rows(problem):
     Σ x, there only to keep every value a variable of the compilation: a linear one compiles in 2.1 ms
     where ½‖x‖² took 3.4 (d = 100, the simplex; its quadratic coefficients were extracted for nothing)."""
     x = problem.x
-    prob = cp.Problem(cp.Minimize(cp.sum(x)), list(problem._named.values()))
+    prob = cp.Problem(cp.Minimize(cp.sum(x)), list(problem.named_constraints.values()))
     try:
         data, chain, inv = prob.get_problem_data("CLARABEL", verbose=False, solver_opts={})
     except (cp.error.SolverError, cp.error.DCPError, ValueError) as exc:
@@ -44,15 +44,16 @@ def named_duals(prob, chain, inv, x, y, z, s, m, problem):
     (the layout Clarabel's answer has: x, then z = (y, z)), times m (φ = J/m)."""
     raw = SimpleNamespace(x=x, z=np.concatenate([y, z]), s=np.concatenate([np.zeros(y.size), s]),
                           status="Solved", solve_time=0.0, iterations=0, obj_val=0.0)
-    prob.unpack_results(raw, chain, inv)
     out = {}
-    for name, con in problem._named.items():
-        dv = con.dual_value
-        if dv is None:
-            out[name] = None
-        else:
-            dv = np.asarray(dv, dtype=np.float64) * m
-            out[name] = float(dv) if dv.ndim == 0 else dv
+    with problem.cvxpy_lock:  # unpacked into the problem's own cvxpy objects, read at once (threads)
+        prob.unpack_results(raw, chain, inv)
+        for name, con in problem.named_constraints.items():
+            dv = con.dual_value
+            if dv is None:
+                out[name] = None
+            else:
+                dv = np.asarray(dv, dtype=np.float64) * m
+                out[name] = float(dv) if dv.ndim == 0 else dv
     return out
 
 
@@ -111,38 +112,39 @@ class AffineRows:
 
         x, d = problem.x, problem.estimate.d
         parts = []
-        saved = x.value
-        try:
-            set_value(x, np.zeros(d))
-            for name, con in problem._named.items():
-                if type(con) not in (cp.constraints.Inequality, cp.constraints.Equality):
-                    return None
-                g = con.expr
-                if not g.is_affine() or [v.id for v in g.variables()] != [x.id]:
-                    return None
-                equality = isinstance(con, cp.constraints.Equality)
-                owner, k = problem._owners[name]
-                if (got := _simplex_rows(owner, k, equality, con.shape, d, problem.scale)) is not None:
-                    parts.append((name, equality, con.shape, *got))
-                    continue
-                if isinstance(owner, UserConstraint):  # the rows the pre-check read (f units), if it did
-                    got = next((r for j, r in affine_rows(problem, owner) if j == k), None)
-                    if got is not None and got[0].shape == (con.size, d) and got[2] != equality:
-                        parts.append((name, equality, con.shape, sp.csr_array(got[0]) * problem.scale,
-                                      np.asarray(got[1], dtype=np.float64)))
+        with problem.cvxpy_lock:  # x is set to 0 to read the rows (threads: one at a time)
+            saved = x.value
+            try:
+                set_value(x, np.zeros(d))
+                for name, con in problem.named_constraints.items():
+                    if type(con) not in (cp.constraints.Inequality, cp.constraints.Equality):
+                        return None
+                    g = con.expr
+                    if not g.is_affine() or [v.id for v in g.variables()] != [x.id]:
+                        return None
+                    equality = isinstance(con, cp.constraints.Equality)
+                    owner, k = problem.owners[name]
+                    if (got := _simplex_rows(owner, k, equality, con.shape, d, problem.scale)) is not None:
+                        parts.append((name, equality, con.shape, *got))
                         continue
-                g0 = np.atleast_1d(np.asarray(g.value, dtype=np.float64)).ravel(order="F")
-                jac = cvxpy_grad(g, {}).get(x)
-                if jac is None or not np.all(np.isfinite(g0)):
-                    return None
-                M = sp.csr_array(jac).T.tocsr() if sp.issparse(jac) else sp.csr_array(np.atleast_2d(np.asarray(jac)).T)
-                if M.shape != (g0.size, d):
-                    return None
-                parts.append((name, equality, con.shape, M, -g0))
-        except Exception:  # noqa: BLE001 - anything cvxpy cannot differentiate here: its compilation instead
-            return None
-        finally:
-            set_value(x, saved)
+                    if isinstance(owner, UserConstraint):  # the rows the pre-check read (f units), if it did
+                        got = next((r for j, r in affine_rows(problem, owner) if j == k), None)
+                        if got is not None and got[0].shape == (con.size, d) and got[2] != equality:
+                            parts.append((name, equality, con.shape, sp.csr_array(got[0]) * problem.scale,
+                                          np.asarray(got[1], dtype=np.float64)))
+                            continue
+                    g0 = np.atleast_1d(np.asarray(g.value, dtype=np.float64)).ravel(order="F")
+                    jac = cvxpy_grad(g, {}).get(x)
+                    if jac is None or not np.all(np.isfinite(g0)):
+                        return None
+                    M = sp.csr_array(jac).T.tocsr() if sp.issparse(jac) else sp.csr_array(np.atleast_2d(np.asarray(jac)).T)
+                    if M.shape != (g0.size, d):
+                        return None
+                    parts.append((name, equality, con.shape, M, -g0))
+            except Exception:  # noqa: BLE001 - anything cvxpy cannot differentiate here: its compilation instead
+                return None
+            finally:
+                set_value(x, saved)
         return cls(problem, parts)
 
     def answer(self, x, z, s, m):

@@ -56,8 +56,9 @@ def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
     start = time.perf_counter()
     s = cp.Variable(name="phase_one_violation")
     cons, named = [s >= -1.0], {}
-    for name, con in problem._named.items():
-        owner = problem._owners[name][0]
+    owners = problem.owners
+    for name, con in problem.named_constraints.items():
+        owner = owners[name][0]
         if not isinstance(owner, UserConstraint):
             named[name] = con
         elif isinstance(con, cp.constraints.Inequality):
@@ -68,6 +69,16 @@ def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
             return PhaseOne("undecided", why=f"constraint {name!r} is a {type(con).__name__}, not relaxed here")
     prob = cp.Problem(cp.Minimize(s), cons + list(named.values()))
     limit = MAX_SECONDS if time_limit is None else max(min(MAX_SECONDS, float(time_limit)), 0.01)
+    with problem.cvxpy_lock:  # the problem's x and duals are set by the solve and read below (threads)
+        return _solved(problem, prob, named, limit, start)
+
+
+def _solved(problem, prob, named: dict, limit: float, start: float) -> PhaseOne:
+    """:func:`phase_one` from its cvxpy problem ``prob`` on: solved, then its conflict checked."""
+    import cvxpy as cp
+
+    from ..constraints.base import UserConstraint
+
     try:
         data, chain, inverse = prob.get_problem_data(cp.CLARABEL)
         raw = chain.solver.solve_via_data(data, False, False, {"time_limit": limit})
@@ -89,7 +100,7 @@ def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
         from ..check.conflict import verified_conflict
 
         weights = {n: con.dual_value for n, con in named.items()
-                   if isinstance(problem._owners[n][0], UserConstraint) and con.dual_value is not None}
+                   if isinstance(problem.owners[n][0], UserConstraint) and con.dual_value is not None}
         try:
             got = verified_conflict(problem, np.asarray(problem.x.value, float) * problem.scale, weights)
         except Exception as exc:
@@ -111,7 +122,7 @@ def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
     return out
 
 
-def pre_check(problem, time_limit: float | None = None):
+def pre_check(problem, time_limit: float | None = None, ctx=None):
     """(Solution or None, system or None): the exact pre-check's cheap steps first
     (:func:`.feasibility.decide` with ``defer=True``). Decided: as :func:`infeasible_solution`
     (the ``"infeasible"`` Solution, or None to solve as usual) with system None. Left open by those
@@ -119,39 +130,48 @@ def pre_check(problem, time_limit: float | None = None):
     one is due): (None, :func:`.feasibility.owned_system`'s tuple) — the caller solves, then proves
     feasibility from the answer (:func:`.feasibility.point_feasible`) or, failing that, calls
     :func:`infeasible_solution` (the full decision) before returning anything. Anything else: the
-    full :func:`infeasible_solution` at once, as before."""
+    full :func:`infeasible_solution` at once, as before. ``ctx``: the solve's
+    :class:`~..progress.SolveContext`, where the decision is kept (``ctx.feasibility``; None: not kept)."""
     from ..constraints.feasibility import DEFERRED, Decision, decide, one_total_feasible, owned_system
     from ..progress import CheckTimedOut
 
     if one_total_feasible(problem.constraints):  # the simplex family: closed form, no system built
-        return infeasible_solution(problem, time_limit, Decision(True, how="closed form", complete=True)), None
+        return infeasible_solution(problem, time_limit, Decision(True, how="closed form", complete=True), ctx), None
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
     try:
         system = owned_system(problem)
         got = decide(problem, deadline, defer=True, system=system)
     except (ValueError, CheckTimedOut):  # malformed data, or no time: the full path says what it says
-        return infeasible_solution(problem, time_limit), None
+        return infeasible_solution(problem, time_limit, None, ctx), None
     if got.how == DEFERRED and got.complete:
-        problem._feasibility = Decision(None, how=DEFERRED, complete=True)
+        _keep(ctx, "feasibility", Decision(None, how=DEFERRED, complete=True))
         return None, system
     if got.certificate is None and not got.complete and needs_phase_one(problem, got):
         # a user's non-affine constraint: the phase one (a second conic solve of the whole problem,
         # as costly as the route) deferred too, run only where the route's answer does not show the
-        # constraints met (:func:`~ldpopt.problems.check.point.user_rows_met`, in ``Problem._settle``)
-        problem._feasibility = Decision(None, how=DEFERRED, complete=False)
+        # constraints met (:func:`~ldpopt.problems.check.point.user_rows_met`, in :func:`.routes.settle`)
+        _keep(ctx, "feasibility", Decision(None, how=DEFERRED, complete=False))
         return None, system
     left = None if deadline is None else max(deadline - time.perf_counter(), 0.0)
-    return infeasible_solution(problem, left, None if got.how == DEFERRED else got), None
+    return infeasible_solution(problem, left, None if got.how == DEFERRED else got, ctx), None
 
 
-def infeasible_solution(problem, time_limit: float | None = None, decision=None):
+def _keep(ctx, what: str, value) -> None:
+    """``value`` kept on the solve's context as ``what`` (no context: not kept)."""
+    if ctx is not None:
+        setattr(ctx, what, value)
+
+
+def infeasible_solution(problem, time_limit: float | None = None, decision=None, ctx=None):
     """The ``"infeasible"`` :class:`~ldpopt.problems.Solution` of ``problem`` when the exact pre-check
     (:func:`.feasibility.decide`) proves its constraints conflict, or, where that decision is not
     complete for a user's constraints, when the phase one (:func:`phase_one`, at most ``time_limit``
     seconds) certifies that they do; else None (solve as usual). The exact pre-check stops at
     ``time_limit`` too: past it, nothing is decided and nothing claimed (None; the phase one is not
-    run). ``decision``: the exact pre-check's answer when the caller has it (not decided again)."""
+    run). ``decision``: the exact pre-check's answer when the caller has it (not decided again).
+    ``ctx``: the solve's :class:`~..progress.SolveContext`, where the decision (``feasibility``) and
+    the phase one's result (``phase_one``) are kept (None: not kept)."""
     import time
 
     from ..constraints.feasibility import Decision, decide
@@ -165,16 +185,16 @@ def infeasible_solution(problem, time_limit: float | None = None, decision=None)
     except ValueError:  # malformed data (bad indices, ...): the solver route raises it as before
         return None
     except CheckTimedOut as exc:  # no decision: no claim either way
-        problem._feasibility = Decision(None, how=str(exc))
+        _keep(ctx, "feasibility", Decision(None, how=str(exc)))
         return None
-    problem._feasibility = got  # a proof of feasibility keeps a solver's "infeasible" from being reported
+    _keep(ctx, "feasibility", got)  # a proof of feasibility keeps a solver's "infeasible" from being reported
     cert, solver = got.certificate, "LDPOPT-FEASIBILITY"
     if cert is None and needs_phase_one(problem, got):
         left = None if deadline is None else deadline - time.perf_counter()
         if left is not None and left <= 0:
             return None
         ph = phase_one(problem, left)
-        problem._phase_one = ph
+        _keep(ctx, "phase_one", ph)
         if ph.verdict == "infeasible" and ph.infeasibility is not None:
             cert, solver = ph.infeasibility, "LDPOPT-PHASE-ONE"
     if cert is None:

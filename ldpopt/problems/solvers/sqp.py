@@ -64,7 +64,7 @@ def _domain_implied(problem, terms: LikelihoodTerms) -> bool:
     """True when the built-in constraints imply q ≤ π ≤ p (0 < q < p < 1): f ≥ 0 and Σ f ≤ 1."""
     if not (terms.a > 0 and terms.q > 0 and terms.q + terms.a < 1):
         return False
-    owners = [o for o, _ in problem._owners.values()]
+    owners = [o for o, _ in problem.owners.values()]
     nonneg = any(o.implies_nonnegative for o in owners)
     if not terms.binomial:
         return nonneg
@@ -87,7 +87,7 @@ class _QP:
 
     def __init__(self, problem, terms, domain_box: bool, ctx: SolveContext):
         self.problem, self.terms, self.domain_box, self.ctx = problem, terms, domain_box, ctx
-        self.cons = list(problem._named.values())
+        self.cons = list(problem.named_constraints.values())
         self.is_qp = cp.Problem(cp.Minimize(cp.sum_squares(problem.x)), self.cons).is_qp()
         # (solver, box pattern) -> (cvxpy problem, lower parameter, upper parameter)
         self._compiled: dict[tuple[str, tuple[bytes, bytes] | None],
@@ -148,16 +148,16 @@ class _QP:
         def read():
             xv = self.problem.x.value
             return (prob.status, None if xv is None else np.asarray(xv, dtype=np.float64),
-                    {k: con.dual_value for k, con in self.problem._named.items()})
+                    {k: con.dual_value for k, con in self.problem.named_constraints.items()})
 
         if not runs_isolated(name, name in OWN_TIME_LIMIT, self.ctx.limited):
-            with self.problem._solving:  # one cvxpy solve of this problem's objects at a time (threads)
+            with self.problem.cvxpy_lock:  # one cvxpy solve of this problem's objects at a time (threads)
                 prob.unpack_results(chain.solver.solve_via_data(data, False, verbose, opts), chain, inv)
                 return read()
         # PIQP (no time limit of its own) or a time-limited solve: the worker's child (.isolate)
         left = self.ctx.left()
         try:
-            with self.problem._solving:
+            with self.problem.cvxpy_lock:
                 solved_in_worker(prob, data, chain, inv, verbose, opts,
                                  CONIC_TIME_LIMIT if left is None else max(left, 1e-3), name)
                 return read()
@@ -178,7 +178,8 @@ def _solve_qp(qp: _QP, problem, chain, opts_for, verbose):
                             "compile": 0.0})
             break
         t0, c0 = time.perf_counter(), time.process_time()
-        problem.x.value = None
+        with problem.cvxpy_lock:
+            problem.x.value = None
         qp.compile_time = 0.0
         xv = None
         try:

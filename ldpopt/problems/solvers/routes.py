@@ -1,0 +1,450 @@
+"""The routes of ``Problem.solve`` (:data:`ROUTES`, in order: ldpopt's structured dual solver, the
+direct QP, the Newton / sequential-QP route, the cvxpy chain), each a :class:`Route` that says
+whether it applies and runs with the solve's :class:`~..progress.SolveContext`; and the stages
+around them: the exact pre-check, its deferred steps between routes, and the settling of an answer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from ..check.conflict import non_affine
+from ..check.point import user_rows_met
+from ..check.verdict import GAP_TOL, feasible_point, violation_tol
+from ..constraints import feasibility
+from ..constraints.feasibility import Decision
+from ..errors import user_code_raised
+from ..objectives.likelihood_terms import LikelihoodTerms
+from ..progress import CheckTimedOut, SolveContext, timed_out
+from ..solution import Solution, _attempt, best_checked
+from . import phase_one
+from .attempts import STRUCTURED, cvxpy_attempt, options_for, structured_attempt
+from .direct_qp import SUFFIX as DIRECT
+from .direct_qp import solve_direct_qp
+from .ipm import solve_ipm
+from .policy import (
+    EXP_CONE_CHAIN,
+    EXP_CONE_CLARABEL_MAX_D,
+    SQP_MIN_D,
+    default_chain,
+    direct_qp_options,
+    direct_qp_solver,
+    fallback_budget,
+    installed_solvers,
+    is_likelihood,
+    sqp_applies,
+    uses_sqp,
+)
+from .sqp import converged, newton_terms, solve_sqp
+
+__all__ = ["ROUTES", "Route", "chain_for", "deferred", "not_infeasible_if_known_feasible", "pre_checked", "settle"]
+
+#: interior-point solvers of the chains (:mod:`.policy`), and the first-order ones after them
+INTERIOR, FIRST_ORDER = frozenset({"CLARABEL", "PIQP"}), frozenset({"SCS", "OSQP"})
+
+
+@dataclass(frozen=True)
+class Route:
+    """One way to solve: ``plan(problem, ctx, solver)`` says whether it applies (None: it does not;
+    anything else is handed to ``run``), ``run(problem, ctx, solver, plan)`` solves and returns the
+    answer (a :class:`~..solution.Solution`) or None to let the next route try, having recorded
+    its attempt and its checked point in ``ctx`` (``attempts``, ``kept``, ``newton_point``).
+
+    Parameters
+    ----------
+    name : str
+        The route, in words.
+    plan, run : callable
+        As above; ``solver`` is ``solve``'s argument.
+
+    Examples
+    --------
+    >>> from ldpopt.problems.solvers.routes import ROUTES
+    >>> [r.name for r in ROUTES]
+    ['structured', 'direct QP', 'Newton / SQP', 'cvxpy chain']
+    """
+
+    name: str
+    plan: Callable[[Any, SolveContext, Any], Any]
+    run: Callable[[Any, SolveContext, Any, Any], Solution | None]
+
+
+def _failed(problem, status: str, solver: str, message: str) -> Solution:
+    return Solution.failed(problem.estimate.d, status, solver, problem.objective.name, message)
+
+
+def _named_structured(solver) -> bool:
+    return isinstance(solver, str) and solver.upper() == STRUCTURED
+
+
+# ---- the stages around the routes
+
+def pre_checked(problem, ctx: SolveContext) -> Solution | None:
+    """The exact pre-check's cheap steps (:func:`.phase_one.pre_check`): the ``"infeasible"``
+    Solution when they prove a conflict (no route runs), else None, its deferred steps kept in
+    ``ctx.deferred`` until a route has not passed (:func:`deferred`) or an answer is settled
+    (:func:`settle`). A library's failure here decides nothing: solved as usual."""
+    try:
+        pre, system = phase_one.pre_check(problem, ctx.clock.left(), ctx)
+    except Exception as exc:
+        if user_code_raised(exc):
+            raise
+        ctx.feasibility = Decision(None, how=f"the pre-check raised {type(exc).__name__}: {exc}")
+        pre = system = None
+    ctx.deferred = {"system": system, "timed_out": False}
+    ctx.settle_due = system is not None
+    ctx.start = time.perf_counter()
+    return pre
+
+
+def deferred(problem, ctx: SolveContext, attempts: list) -> Solution | None:
+    """The exact pre-check's deferred steps, run now and once: the ``"infeasible"`` Solution when
+    they prove a conflict (``attempts``, the routes tried so far, kept before it; also
+    ``ctx.conflict``), else None. Called as soon as a route has not passed, so an infeasible problem
+    costs one route more than before, never the whole chain."""
+    lazy = ctx.deferred
+    if lazy["system"] is None:
+        return None
+    lazy["system"] = None
+    t0 = time.perf_counter()
+    left = ctx.clock.left()
+    if left is not None and left <= 0:
+        lazy["timed_out"] = True
+        return None
+    try:
+        pre = phase_one.infeasible_solution(problem, left, None, ctx)
+    except Exception as exc:  # a library's failure in the decision: nothing decided
+        if user_code_raised(exc):
+            raise
+        ctx.feasibility = Decision(None, how=f"the feasibility decision raised {type(exc).__name__}: {exc}")
+        lazy["raised"] = f"{type(exc).__name__}: {exc}"
+        pre = None
+    decision = ctx.feasibility
+    lazy["timed_out"] = (pre is None and decision is not None and decision.feasible is None
+                         and ctx.clock.expired())
+    if pre is None:
+        return None
+    pre.attempts = list(attempts) + list(pre.attempts or [])
+    pre.message += " (decided after " + ", ".join(f"{a['solver']}: {a['status']}" for a in attempts) + ")"
+    pre.wall_time = time.perf_counter() - t0
+    ctx.conflict = pre
+    return pre
+
+
+def settle(problem, sol: Solution, ctx: SolveContext) -> Solution:
+    """The end of a solve whose exact pre-check was deferred, after ldpopt's check of the answer: a
+    returned point that passed the check and is made exact on its active set
+    (:func:`.feasibility.point_feasible`) proves the constraints non-empty, so no certificate of a
+    conflict exists and the answer stands; otherwise the deferred steps run now (:func:`deferred`,
+    if a failed route has not run them already) and a verified conflict replaces the answer (status
+    ``"infeasible"``). Where that decision could not finish within the time limit, an ``"optimal"``
+    answer becomes ``"time_limit"``: a set empty by less than the check's tolerance is never
+    returned as optimal."""
+    lazy = ctx.deferred
+    system = lazy["system"]
+    passed = (sol.status in ("optimal", "optimal_unverified") and sol.checks is not None and sol.checks.passed
+              and sol.f is not None)
+    if system is not None and passed:
+        try:
+            if feasibility.point_feasible(system, sol.f, ctx.deadline) and user_rows_met(problem, sol.f, system[-1]):
+                lazy["system"] = None
+                ctx.feasibility = Decision(True, how="the returned point, made exact on its active set", complete=True)
+                return sol
+        except CheckTimedOut:
+            pass
+        except Exception as exc:  # a library's failure: the full decision below says what it says
+            if user_code_raised(exc):
+                raise
+    pre = deferred(problem, ctx, list(sol.attempts or [_attempt(sol)]))
+    if pre is not None:
+        return pre
+    if sol.status == "optimal" and lazy.get("raised"):
+        sol.status, sol.success = "optimal_unverified", False
+        sol.message += (f" | the exact feasibility decision raised ({lazy['raised']}): the set's being "
+                        "non-empty beyond the check's tolerance is not proved, so optimality is not claimed")
+    if sol.status == "optimal" and lazy["timed_out"]:
+        sol.status, sol.success = "time_limit", False
+        sol.message += (" | the exact feasibility decision did not finish within the time limit: not "
+                        "claimed optimal")
+    not_infeasible_if_known_feasible(problem, ctx, sol)
+    return sol
+
+
+def not_infeasible_if_known_feasible(problem, ctx: SolveContext, best: Solution) -> None:
+    """A solver's "infeasible" on constraints ldpopt knows feasible (this solve's exact decision,
+    ``ctx.feasibility``, or a known feasible point) becomes ``"solver_error"``; a solver's own
+    certificate that ldpopt did not verify, ``"infeasible_inaccurate"``."""
+    if best.status in ("infeasible", "infeasible_inaccurate", "infeasible_or_unbounded"):
+        proved = ctx.feasibility  # the exact pre-check's decision (.feasibility)
+        if proved is not None and proved.feasible and proved.complete:
+            best.status, best.success, best.infeasibility = "solver_error", False, None
+            best.message = ("every solver tried said the constraints are infeasible, but ldpopt has a "
+                            "feasible point checked in exact arithmetic: a solver failure")
+        elif feasible_point(problem) is not None:
+            best.status, best.success, best.infeasibility = "solver_error", False, None
+            best.message = ("every solver tried said the constraints are infeasible, but ldpopt knows a "
+                            "feasible point (it satisfies every constraint to "
+                            f"{violation_tol(problem.estimate.d):.0e}): a solver failure")
+        elif best.status == "infeasible" and not getattr(best.infeasibility, "verified", False):
+            # a solver's certificate is its own word: "infeasible" needs ldpopt's check of one
+            # (the exact pre-check, or .check.conflict at the phase one's point), else the weaker status
+            best.status = "infeasible_inaccurate"
+            best.message += (" | not verified by ldpopt's check (the exact pre-check does not decide these "
+                             "constraints and the phase one's conflict was not proved): infeasible_inaccurate")
+
+
+# ---- the structured dual solver
+
+def _structured_plan(problem, ctx: SolveContext, solver):
+    return True if solver is None or _named_structured(solver) else None
+
+
+def _structured_run(problem, ctx: SolveContext, solver, _plan) -> Solution | None:
+    """ldpopt's dual solver (:func:`.attempts.structured_attempt`): its answer when it passes (or
+    was asked for by name, or is the only route); else its attempt and checked point kept."""
+    named = _named_structured(solver)
+    with ctx.clock.running(STRUCTURED):
+        sol, why = structured_attempt(problem, ctx)
+    if sol is not None and (sol.success or named):
+        sol.attempts = [_attempt(sol)]
+        sol.wall_time = time.perf_counter() - ctx.start
+        return sol
+    if problem.structured_only:  # no cvxpy form to fall back on: its checked point, or why not
+        if sol is None:
+            raise ValueError(f"objective: {problem.objective.name!r} has no cvxpy_expr, so only {STRUCTURED} "
+                             f"can solve it, and it does not apply: {why}")
+        sol.attempts = [_attempt(sol)]
+        sol.message += f" | objective {problem.objective.name!r} has no cvxpy_expr: no cvxpy solver to fall back on"
+        sol.wall_time = time.perf_counter() - ctx.start
+        return sol
+    if named:  # not applicable: say why, no fallback when asked for by name
+        sol = _failed(problem, "solver_error", STRUCTURED, f"{STRUCTURED} does not apply: {why}")
+        sol.attempts = [_attempt(sol)]
+        return sol
+    if sol is not None:  # not applicable: nothing was tried
+        ctx.attempts.append(_attempt(sol))
+    ctx.kept = sol  # its checked point competes with the later routes' (best_checked)
+    return None
+
+
+# ---- a small user QP straight to PIQP / Clarabel
+
+def _direct_plan(problem, ctx: SolveContext, solver):
+    return direct_qp_solver(problem, ctx.limited) if solver is None else None
+
+
+def _direct_run(problem, ctx: SolveContext, solver, direct: str) -> Solution | None:
+    """The direct QP route (:func:`.direct_qp.solve_direct_qp`) with the solver ``direct``."""
+    with ctx.clock.running(direct + DIRECT):
+        dq, _ = solve_direct_qp(problem, direct, options_for(problem, direct, ctx, direct_qp_options(problem, direct)),
+                                ctx)
+    if dq is not None and dq.success:
+        dq.attempts = ctx.attempts + [_attempt(dq)]
+        dq.wall_time = time.perf_counter() - ctx.start
+        return dq
+    if dq is not None:  # its checked point competes with the chain's (best_checked)
+        ctx.attempts.append(_attempt(dq))
+        ctx.kept = best_checked([ctx.kept, dq])
+    return None
+
+
+# ---- Newton: the interior point, then sequential QP
+
+def newton_route(problem, ctx: SolveContext) -> Solution:
+    """The Newton route (:mod:`.sqp`'s objectives): a smooth objective is first solved by the
+    interior-point method of :mod:`.ipm` (where its constraints are linear rows over f); its
+    Solution is returned when ldpopt's check certifies it or the time limit has passed, else sequential
+    QP (:func:`.sqp.solve_sqp`) follows, and its answer is returned unless the interior point
+    passed ldpopt's check (then the better checked of the two, :func:`..solution.best_checked`). An exact
+    likelihood goes to sequential QP directly. ``ctx``: the solve's context (time limit, options)."""
+    start = time.perf_counter()
+    est = problem.estimate
+    terms = newton_terms(problem.objective, est)
+    first = None  # the interior-point route's Solution, when it ran and did not certify
+    if terms is not None and not isinstance(terms, LikelihoodTerms):
+        first, _ = solve_ipm(problem, terms, lambda ch: converged(ch, est.d), ctx=ctx)
+        if first is not None and (first.success or first.status == "time_limit"):
+            return first
+    sol = solve_sqp(problem, ctx=ctx)
+    sol.wall_time = time.perf_counter() - start  # the interior point's time included
+    if first is None:
+        return sol
+    sol.attempts = [{"iteration": 0, "solver": first.solver, "status": first.status, "seconds": first.wall_time,
+                     "checks": first.checks.summary() if first.checks is not None else first.message}] + list(sol.attempts or [])
+    sol.message += f" | {first.solver} first: {first.status} ({first.message})"
+    # the interior point only where ldpopt's check passed it (an infeasible user constraint: the QP
+    # loop's "infeasible" stands, not the interior-point method's stalled point)
+    return best_checked([sol, first]) if first.checks is not None and first.checks.passed else sol
+
+
+def _newton_plan(problem, ctx: SolveContext, solver):
+    return True if (solver is None and uses_sqp(problem)) or (isinstance(solver, str) and solver.upper() == "SQP") \
+        else None
+
+
+def _newton_run(problem, ctx: SolveContext, solver, _plan) -> Solution | None:
+    """:func:`newton_route`: its answer, unless a smooth user objective was not certified (then its
+    point is kept and the objective's cvxpy expression goes on to the chain)."""
+    first = ctx.attempts
+    with ctx.clock.running("SQP"):
+        sq = newton_route(problem, ctx)
+    sol = best_checked([sq, ctx.kept])
+    sol.attempts = first + list(sq.attempts or [])
+    if first:
+        sol.message += f" | {STRUCTURED} first: {first[0]['status']} ({first[0]['checks']})"
+    if solver is None and is_likelihood(problem):
+        sol.message = (f"d = {problem.estimate.d} >= {SQP_MIN_D}: the exact likelihood is solved by sequential "
+                       "QP instead of as an exponential-cone program (conic solvers fail it at this d; "
+                       "ldpopt.problems.solvers.policy) — " + sol.message)
+    if (sol.success or solver is not None or is_likelihood(problem) or ctx.clock.expired()
+            or getattr(problem.objective, "cvxpy_expr", True) is None):
+        not_infeasible_if_known_feasible(problem, ctx, sol)
+        timed_out(sol, ctx.clock)
+        sol.wall_time = time.perf_counter() - ctx.start
+        return sol
+    # a smooth objective the Newton route did not certify: its cvxpy expression on the chain
+    ctx.attempts.append(_attempt(sol))
+    ctx.newton_point = sol
+    return None
+
+
+# ---- the cvxpy chain
+
+def chain_for(problem, solver) -> tuple[str, ...]:
+    """The solvers the chain tries: :func:`.policy.default_chain` for ``solver=None``, else the
+    names given (upper case), each a cvxpy solver or ``"SQP"`` where it applies; a clear error
+    otherwise."""
+    if solver is None:
+        return default_chain(problem)
+    if getattr(problem.objective, "cvxpy_expr", True) is None and solver not in ("SQP", "sqp", ["SQP"]):
+        raise ValueError(f"solver: objective {problem.objective.name!r} has no cvxpy_expr, so only solver=None "
+                         f"or 'SQP' can solve it, got {solver!r}")
+    names = [solver] if isinstance(solver, str) else solver
+    if isinstance(names, (list, tuple)) and names and all(isinstance(n, str) for n in names):
+        out = []
+        for n in names:
+            up = n.upper()
+            if up not in cp.settings.SOLVERS and not (up == "SQP" and sqp_applies(problem)):
+                raise ValueError(f"solver must be a cvxpy solver name (installed: {installed_solvers()}), "
+                                 f"got {n!r}")
+            out.append(up)
+        return tuple(out)
+    raise TypeError(f"solver must be a string or a list of strings, got {type(solver).__name__}")
+
+
+def first_order_cannot_do_better(sol: Solution, rest, problem) -> str:
+    """Why the chain may stop after ``sol`` though it did not pass ("" where it may not): only
+    first-order solvers (SCS, OSQP: less accurate points, the same check) are left in ``rest``, ``sol``
+    is an interior-point solver's point, and either
+
+    - ldpopt's check found it feasible, its only failure the KKT test, with the duality gap within
+      :data:`~..check.verdict.GAP_TOL` — stationarity is what failed. Measured: CLS − 10⁻³·geo_mean(f)
+      at d = 100, Clarabel's point (gap 2e-10, stationarity 3.7e-2) then 9 s of SCS to a point that
+      failed the same test and the feasibility one (the whole call 22 s where plain Clarabel took 5 s);
+    - or the check found it feasible and no KKT test can run on this problem at all (a user
+      constraint that is not affine: :func:`..check.conflict.non_affine`), so no later point can be
+      certified either. Measured on the route grid's generated classes: CLS on the simplex with a
+      ball that only touches it (d = 100), Clarabel ``optimal_inaccurate`` in 8 ms, then SCS to its
+      200,000-iteration limit (2.2 s) and a point that failed feasibility; with a quadratic energy
+      constraint at d = 10⁴, SCS was still running after 29 minutes.
+
+    The answer returned is the same (:func:`..solution.best_checked`)."""
+    ch = sol.checks
+    if sol.solver not in INTERIOR or not rest or not set(rest) <= FIRST_ORDER or ch is None:
+        return ""
+    if (len(ch.failed) == 1 and ch.failed[0].startswith("KKT not certified") and ch.gap is not None
+            and ch.gap <= GAP_TOL):
+        return "this interior point is feasible with its duality gap certified (its stationarity is what failed)"
+    if not ch.failed and np.isfinite(ch.max_violation) and ch.stationarity is None and (names := non_affine(problem)):
+        return (f"this interior point is feasible, and no KKT test runs on this problem (constraint {names[0]!r} "
+                f"is not affine): a later point could not be certified either")
+    return ""
+
+
+def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
+    """The cvxpy chain (and ``"SQP"`` in it): each solver in turn (:func:`.attempts.cvxpy_attempt`)
+    until one passes ldpopt's check, else the best checked point of every route; always an answer."""
+    clock = ctx.clock
+    explicit = solver is not None
+    attempts = ctx.attempts
+    best = ctx.newton_point  # a smooth objective's Newton point, when that route ran and did not certify
+    interior_point = False  # an interior-point solver of the chain has returned a point
+    for name in chain:
+        if attempts and (pre := deferred(problem, ctx, list(attempts))) is not None:
+            return pre
+        if clock.expired():  # no solver starts past the time limit
+            attempts.append({"solver": name, "status": "time_limit", "checks": "not started", "seconds": 0.0})
+            continue
+        if name != "SQP" and name not in installed_solvers():
+            attempts.append({"solver": name, "status": "solver_not_installed", "checks": "", "seconds": 0.0})
+            if explicit and len(chain) == 1:
+                best = _failed(problem, "solver_not_installed", name,
+                               f"solver {name!r} is not installed (installed: {installed_solvers()})")
+            continue
+        with clock.running(name):
+            if name == "SQP":  # ldpopt's route for the likelihoods (policy.LIKELIHOOD_CHAIN)
+                sol = newton_route(problem, ctx)
+                sol.attempts = []
+            else:
+                # a first-order fallback after an interior point's answer gets a budget of its own
+                # (an answer it rarely improves is already in hand), within the solve's limit
+                cap = fallback_budget(clock.elapsed()) if not explicit and name in FIRST_ORDER and interior_point else None
+                sol = cvxpy_attempt(problem, name, ctx, not explicit and name == "SCS", cap)
+                if cap is not None:
+                    left = clock.left()
+                    sol.message += (f" | {name} ran as the chain's fallback under a budget of "
+                                    f"{cap if left is None else min(cap, max(left, 0.0)):.3g} s (policy.fallback_budget)")
+        assert sol.solver is not None  # both routes name their solver
+        clock.note(sol.solver, sol.iterations, status=sol.status,
+                   **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
+        attempts.append(_attempt(sol))  # without a point, the solver's message (a crash, a limit)
+        # (answered or failed: SCS after Clarabel's solver_error ran 600 s uncapped at d = 10³)
+        interior_point = interior_point or sol.solver in INTERIOR
+        if sol.success:
+            best = sol
+            break
+        best = best_checked([best, sol])
+        if sol.status == "optimal_unverified":
+            # the first answer that passes the check ends the chain: a later solver meets the same
+            # unverifiable objective (a kink, no gradient), and ran to its limits here before
+            # (total variation + CLS at d = 1,000: PIQP's point, then 30 s more of Clarabel and OSQP)
+            break
+        if not explicit and (why := first_order_cannot_do_better(sol, chain[chain.index(name) + 1:], problem)):
+            sol.message += f" | the chain stops here: only first-order solvers are left, and {why}"
+            break
+    if best is None or not (best.success or best.status.startswith("infeasible")):
+        best = best_checked([best, ctx.kept])  # every route failed: the best checked point of all of them
+    if best is None and clock.expired():
+        best = _failed(problem, "time_limit", chain[0], "no solver started within the time limit")
+    if best is None:  # nothing installed
+        best = _failed(problem, "solver_not_installed", chain[0],
+                       f"none of {list(chain)} is installed (installed: {installed_solvers()})")
+    not_infeasible_if_known_feasible(problem, ctx, best)
+    if explicit and not best.success and uses_sqp(problem) and is_likelihood(problem):
+        best.message += (f" | at d = {problem.estimate.d} >= {SQP_MIN_D} conic solvers are known to fail this "
+                         "exact likelihood: solve() without a solver (or solver='SQP') uses sequential QP")
+    if not explicit and chain == EXP_CONE_CHAIN:
+        best.message = (f"d = {problem.estimate.d} > {EXP_CONE_CLARABEL_MAX_D} with exponential cones in a user objective: "
+                        "SCS only (Clarabel was measured failing or slow past it; ldpopt.problems.solvers.policy) — "
+                        + best.message)
+    timed_out(best, clock)
+    if len(attempts) > 1:
+        best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
+    best.attempts = list(attempts)
+    best.wall_time = time.perf_counter() - ctx.start
+    return best
+
+
+#: the routes ``Problem.solve`` tries, in order; the last (the cvxpy chain) always answers
+ROUTES = (
+    Route("structured", _structured_plan, _structured_run),
+    Route("direct QP", _direct_plan, _direct_run),
+    Route("Newton / SQP", _newton_plan, _newton_run),
+    Route("cvxpy chain", lambda problem, ctx, solver: chain_for(problem, solver), _chain_run),
+)
