@@ -1,10 +1,10 @@
-"""The ``Estimate`` value object: everything a post-processing method or a convex problem needs.
+r"""The ``Estimate`` value object: everything a post-processing method or a convex problem needs.
 
 References
 ----------
 Wang et al., *Consistent and Accurate Frequency Oracles under LDP* (arXiv), §2.1-§2.4
-(NDSS 2020 §III): the unbiased estimator f̃_v = (c_v/n − q)/(p − q), its variance (Eq. 2/5) and
-the approximate common variance σ² of Eq. 7.
+(NDSS 2020 §III): the unbiased estimator :math:`\tilde f_v = (c_v/n − q)/(p − q)`, its variance (Eq. 2/5) and
+the approximate common variance :math:`σ^2` of Eq. 7.
 """
 
 from __future__ import annotations

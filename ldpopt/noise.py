@@ -19,11 +19,14 @@ __all__ = ["AdditiveNoise", "CountCovariance", "NoiseSource", "SupportCounts", "
 
 @dataclass(frozen=True)
 class CountCovariance:
-    """The exact covariance of an unbiased estimate f̃ of n users' frequencies on d values:
+    r"""The exact covariance of an unbiased estimate f̃ of n users' frequencies on d values:
 
-    Var(f̃_v) = κ(A + B f_v) + e,   Cov(f̃_u, f̃_v) = κ(a + b(f_u + f_v))  (u ≠ v),
+    .. math::
 
-    f the true frequencies, e = V/n² the variance of noise of V counts² added independently to every
+        \mathrm{Var}(\tilde f_v) = κ(A + B f_v) + e, \qquad
+        \mathrm{Cov}(\tilde f_u, \tilde f_v) = κ(a + b(f_u + f_v)) \quad (u ≠ v),
+
+    f the true frequencies, :math:`e = V/n^2` the variance of noise of V counts² added independently to every
     count. ``pair`` is (a, b), or None where the off-diagonal covariance is not of that form (then only
     the per-value variance is known). ``how`` says where it comes from, in words.
 
@@ -60,7 +63,7 @@ class CountCovariance:
 
     @property
     def e(self) -> float:
-        """V/n²: the added noise's variance on the frequency scale.
+        """:math:`V/n^2`: the added noise's variance on the frequency scale.
 
         Examples
         --------
@@ -71,7 +74,7 @@ class CountCovariance:
         return self.noise_var / float(self.n) ** 2
 
     def variance(self, f) -> np.ndarray:
-        """Var(f̃_v) at true frequencies ``f`` (a scalar or an array).
+        r""":math:`\mathrm{Var}(\tilde f_v)` at true frequencies ``f`` (a scalar or an array).
 
         Parameters
         ----------
@@ -132,10 +135,10 @@ class NoiseSource(abc.ABC):
     #: (−log P linear in |noise|: least absolute deviations) or "gaussian" (quadratic: least squares),
     #: or None (no closed form known)
     likelihood: ClassVar[str | None] = None
-    #: Var(f̃) ∝ n^−k at fixed f: 1 for reports (their noise grows with n), 2 for noise of a fixed scale
+    #: :math:`\mathrm{Var}(\tilde f) ∝ n^{-k}` at fixed f: 1 for reports (their noise grows with n), 2 for noise of a fixed scale
     #: on counts
     variance_decay: ClassVar[int] = 1
-    #: whether n is a known total (the deployments' rounding keeps Σ c = n only then)
+    #: whether n is a known total (the deployments' rounding keeps :math:`\sum c = n` only then)
     total_known: bool = True
 
     @abc.abstractmethod
@@ -273,11 +276,11 @@ class NoiseSource(abc.ABC):
 
 
 class AdditiveNoise(NoiseSource):
-    """Noise of one law added independently to every exact count (a central mechanism, or one of your
+    r"""Noise of one law added independently to every exact count (a central mechanism, or one of your
     own): a subclass states the noise's ``noise_variance``, ``noise_logpdf``, ``noise_sample``, its
     ``likelihood`` family and its ``privacy_statement``; everything else follows here.
 
-    The estimate is f̃ = c̃/n (p = 1, q = 0), unbiased, with independent cells of variance Var(Z)/n².
+    The estimate is f̃ = c̃/n (p = 1, q = 0), unbiased, with independent cells of variance :math:`\mathrm{Var}(Z)/n^2`.
 
     Parameters
     ----------
@@ -356,7 +359,7 @@ class AdditiveNoise(NoiseSource):
         """
 
     def sum_tail(self, t: float, d: int) -> float:
-        """An upper bound on P(|Z₁ + … + Z_d| ≥ t) for d independent noise draws (what the command line
+        r"""An upper bound on :math:`P(|Z_1 + … + Z_d| ≥ t)` for d independent noise draws (what the command line
         checks a stated n against); the base class states none.
 
         Parameters

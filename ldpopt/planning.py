@@ -1166,7 +1166,7 @@ def plan(d, n, epsilon, prior=None, queries=("full",), *, target=None, oracles=N
         to (ε, δ) by :func:`calibrate_scale`; ``"all"``: the four; a list: those families side by side
         in one ranked table (e.g. ``("local", "gaussian")``). A central row's ``oracle`` is
         ``"central:<name>"``, its ``family`` ``"central"``, with its ``scale`` and ``delta``; Base and Norm
-        are exact (:func:`central_closed_form`, ∝ 1/n² at a fixed scale), the other methods that apply to
+        are exact (:func:`central_closed_form`, :math:`∝ 1/n^2` at a fixed scale), the other methods that apply to
         central estimates are re-simulated; MLE-Apx and the others whose records refuse central noise
         give no row (``Plan.skipped``).
     delta : float, optional

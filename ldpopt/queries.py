@@ -1,6 +1,6 @@
 """Subset queries on a frequency vector, Post-Pos, and error metrics.
 
-A subset query asks for f(A) = Σ_{v∈A} f_v (Wang et al. arXiv §4.3 "set-value" queries). A batch of
+A subset query asks for :math:`f(A) = Σ_{v∈A} f_v` (Wang et al. arXiv §4.3 "set-value" queries). A batch of
 queries is a 0-1 matrix Q (n_queries × d) and the answers are Q @ f, computed as one sparse product.
 
 Post-Pos (arXiv §3.1, NDSS §IV-A) post-processes query *answers*, not the frequency vector: each

@@ -102,13 +102,13 @@ class LDPCheck:
 
 
 def verify_ldp(Q, epsilon: float) -> LDPCheck:
-    """Prove (or refute) that the strategy Q is ε-LDP, in exact arithmetic.
+    r"""Prove (or refute) that the strategy Q is ε-LDP, in exact arithmetic.
 
     The law sampled is P = Q/S with :math:`S_u = Σ_y Q_{yu}`. Each float entry is an exact rational; each
-    row's max_u Q/min_u Q is formed exactly; the column sums are bounded rigorously from their float
-    sums ŝ by |ŝ − S| ≤ γ_m S, γ_m = m·2⁻⁵³/(1 − m·2⁻⁵³) (any summation order; Higham, *Accuracy and
-    Stability of Numerical Algorithms*, §4.2); then P[y|u]/P[y|v] ≤ (max Q_y/min Q_y)·(max S/min S),
-    compared with the rational lower bound :func:`exp_lower` of e^ε. What is not covered: the
+    row's :math:`\max_u Q/\min_u Q` is formed exactly; the column sums are bounded rigorously from their float
+    sums :math:`\hat s` by :math:`|\hat s − S| ≤ γ_m S`, :math:`γ_m = m·2^{-53}/(1 − m·2^{-53})` (any summation order; Higham, *Accuracy and
+    Stability of Numerical Algorithms*, §4.2); then :math:`P[y|u]/P[y|v] ≤ (\max Q_y/\min Q_y)·(\max S/\min S)`,
+    compared with the rational lower bound :func:`exp_lower` of :math:`e^ε`. What is not covered: the
     rounding of the sampler's uniform draws against the float CDF.
 
     Parameters

@@ -39,7 +39,7 @@ def reconstruction(Q) -> np.ndarray:
     Raises
     ------
     ValueError
-        If QᵀD⁻¹Q is singular.
+        If :math:`Q^T D^{-1} Q` is singular.
 
     Examples
     --------

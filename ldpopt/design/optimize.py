@@ -45,7 +45,7 @@ class Design:
         D = diag(Q1) — the mean over values u of :attr:`per_value` (the workload's total squared
         error for n users of frequencies f is :math:`f^T` ``per_value`` / n).
     per_value : ndarray (d,)
-        z_u, the workload's total variance contributed by one user of value u.
+        :math:`z_u`, the workload's total variance contributed by one user of value u.
     start : str
         The starting point the strategy descends from: "random", a built-in's name or "matrix".
     stationarity : float
@@ -80,7 +80,7 @@ class Design:
 
     @property
     def worst(self) -> float:
-        """Worst-case variance over values, max_u z_u (McKenna et al.'s data-independent worst case).
+        r"""Worst-case variance over values, :math:`\max_u z_u` (McKenna et al.'s data-independent worst case).
 
         Examples
         --------
@@ -148,7 +148,7 @@ def per_value_error(Q, gram) -> np.ndarray:
     Q : array_like (m, d)
         The strategy.
     gram : array_like (d, d)
-        WᵀW.
+        :math:`W^T W`.
 
     Returns
     -------
@@ -178,7 +178,7 @@ def objective(Q, gram) -> float:
     Q : array_like (m, d)
         The strategy.
     gram : array_like (d, d)
-        WᵀW.
+        :math:`W^T W`.
 
     Returns
     -------
@@ -288,16 +288,16 @@ def _resolve(workload, d) -> tuple[np.ndarray, str, int]:
 def design(workload, epsilon: float, d: int | None = None, *, rows: int | None = None,
            max_bits: float | None = None, iterations: int = 300, tol: float = 1e-7, init=None,
            rng=0) -> Design:
-    """Design an ε-LDP strategy for a workload (McKenna et al., PVLDB 13(11) 2020, Alg. 1).
+    r"""Design an ε-LDP strategy for a workload (McKenna et al., PVLDB 13(11) 2020, Alg. 1).
 
     Minimises the average-case objective (:func:`objective`) over strategies Q (m × d) with
-    z_r ≤ Q[r, v] ≤ e^ε z_r and every column a distribution, by their alternating projected gradient:
+    :math:`z_r ≤ Q[r, v] ≤ e^ε z_r` and every column a distribution, by their alternating projected gradient:
     a step on Q projected column by column onto the bounded simplex (:func:`project_columns`), and a
     step on the row bounds z by the gradient through the entries at a bound; rows whose bound
     vanishes are dropped. Choices where the paper is silent: the step is accepted only if the
     objective decreases (halved otherwise, grown by 1.25 after an accepted step) instead of the
-    authors' fixed halving every 50 steps; z is rescaled into Σz ≤ 1 ≤ e^ε Σz; the design targets
-    ε(1 − 10⁻⁹) so that float rounding cannot cross e^ε (:func:`ldpopt.design.verify_ldp` proves it).
+    authors' fixed halving every 50 steps; z is rescaled into :math:`\sum z ≤ 1 ≤ e^ε \sum z`; the design targets
+    ε(1 − 10⁻⁹) so that float rounding cannot cross :math:`e^ε` (:func:`ldpopt.design.verify_ldp` proves it).
     The problem is not convex (no certified bound): the evidence is the final
     :attr:`Design.stationarity` and the objective's history.
 
@@ -313,7 +313,7 @@ def design(workload, epsilon: float, d: int | None = None, *, rows: int | None =
     rows : int, optional
         m, the number of outputs (default 4d, the paper's recommendation).
     max_bits : float, optional
-        A bits-per-report budget: m ≤ 2^max_bits.
+        A bits-per-report budget: :math:`m ≤ 2^{\mathtt{max\_bits}}`.
     iterations : int
         Most gradient steps (>= 1).
     tol : float

@@ -36,8 +36,8 @@ class DesignedOracle(FrequencyOracle):
     Support counts are *soft*: a report y supports value v by S[v, y] = q + (p − q)·V[v, y] ∈ [0, 1],
     V the unbiased least-squares reconstruction (VQ = I), so Pr-weighted, E[S[v, y] | x] = p if
     v = x and q otherwise, and the estimate (c/n − q)/(p − q) = V·y/n is the reconstruction itself.
-    (p, q) are chosen so that q(1 − q)/(n(p − q)²), the estimate's σ², is the mean per-value variance
-    at the uniform distribution when the [0, 1] range allows it (else the largest p − q: σ² then
+    (p, q) are chosen so that :math:`q(1 − q)/(n(p − q)^2)`, the estimate's :math:`σ^2`, is the mean per-value variance
+    at the uniform distribution when the [0, 1] range allows it (else the largest p − q: :math:`σ^2` then
     overstates it). The exact per-value variance and covariance are :meth:`variance` and
     :meth:`covariance`.
 
@@ -274,8 +274,8 @@ class DesignedOracle(FrequencyOracle):
 
     # -- variance -----------------------------------------------------------------------------------
     def covariance(self, f, n: int) -> np.ndarray:
-        """Exact Cov of the estimate V·y/n for n users of frequencies f (each user's value fixed):
-        (V diag(Q f) Vᵀ − diag(f))/n.
+        r"""Exact Cov of the estimate V·y/n for n users of frequencies f (each user's value fixed):
+        :math:`(V \operatorname{diag}(Q f) V^T − \operatorname{diag}(f))/n`.
 
         Parameters
         ----------
@@ -301,7 +301,7 @@ class DesignedOracle(FrequencyOracle):
         return ((self.V * (self._P @ f)[None, :]) @ self.V.T - np.diag(f)) / n
 
     def variance(self, f, n: int) -> np.ndarray:
-        """Exact Var of each estimated frequency, ((V²)(Q f) − f)/n (the diagonal of :meth:`covariance`).
+        """Exact Var of each estimated frequency, :math:`((V^2)(Q f) − f)/n` (the diagonal of :meth:`covariance`).
 
         Parameters
         ----------
@@ -327,8 +327,8 @@ class DesignedOracle(FrequencyOracle):
         return ((self.V ** 2) @ (self._P @ f) - f) / n
 
     def workload_error(self, workload, f, n: int) -> float:
-        """Expected total squared error Σ_queries Var(wᵀ f̂) of the reconstruction for a query matrix
-        (queries × d) at frequencies f and n users: tr(W Cov Wᵀ).
+        r"""Expected total squared error :math:`\sum_\text{queries} \mathrm{Var}(w^T \hat f)` of the reconstruction for a query matrix
+        (queries × d) at frequencies f and n users: :math:`\mathrm{tr}(W \,\mathrm{Cov}\, W^T)`.
 
         Parameters
         ----------

@@ -228,24 +228,24 @@ def _level_oracle(est: HierarchicalEstimate, k: int):
 
 def poison(est: HierarchicalEstimate, a: int, b: int, n_fake: int, strategy: str = "optimal", *,
            post: str = "gls", rng=None) -> TreeAttack:
-    """Add ``n_fake`` fake users who raise the answer of the range [a, b] under ``post``.
+    r"""Add ``n_fake`` fake users who raise the answer of the range [a, b] under ``post``.
 
     ``"optimal"`` (ours; the tree attack setting of Liao et al., *Data Poisoning Attacks to Locally
     Differentially Private Range Query Protocols*, arXiv 2503.03454, whose algorithm we could not
     read: docs/hierarchies.md, "Attacks on trees"): every fake user sends the same unary report at
-    one level. For the linear answers the answer is wᵀy — w the adjoint of the two passes
+    one level. For the linear answers the answer is :math:`w^T y` — w the adjoint of the two passes
     (:func:`range_weights`) for the posts read through the consistent leaves, the indicator of the
     range's cover for ``"none"`` and ``"norm-sub"`` — and one report r at level k adds
-    Σ_{v in k} w_v (r_v − q)/((p − q) n_k), largest with r_v = 1 exactly where w_v > 0. Norm-Sub is
+    :math:`\sum_{v \in k} w_v (r_v − q)/((p − q) n_k)`, largest with :math:`r_v = 1` exactly where :math:`w_v > 0`. Norm-Sub is
     monotone (a level's projected cover sum rises with the cover's raw estimates and falls with the
     others'), so the cover's report is the best one at a level under ``"norm-sub"`` too. For the
     non-linear posts read through the consistent leaves (``"gls-norm-sub"``, ``"gls-clip-round"``) both
     reports (the adjoint's signs and the cover's) are candidates at every level: the best found, not a
     proven optimum. The level and report are those that raise the released answer most, evaluated on
     ``est`` (an attacker who knows the genuine estimates: the upper bound; for the linear answers it
-    is the first-order choice up to the n_k + m dilution). ``"padded"``: each fake user sends the optimal report's
+    is the first-order choice up to the :math:`n_k + m` dilution). ``"padded"``: each fake user sends the optimal report's
     bits and sets each other bit of its level at random, at the rate that brings the expected count to
-    the p + (d_k − 1)q bits of a genuine report — an adaptive attacker hiding from the bit-count test of
+    the :math:`p + (d_k − 1)q` bits of a genuine report — an adaptive attacker hiding from the bit-count test of
     :func:`ldpopt.robust.attack_evidence` (ours; Liao et al.'s adaptive attack could not be read; needs
     ``rng``).
     ``"consistent"``: the fake users are spread evenly over the levels and each

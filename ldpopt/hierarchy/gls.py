@@ -157,7 +157,7 @@ class GLSFit:
 
     @property
     def se(self) -> np.ndarray:
-        """The standard error of every node's fit, √:attr:`variance`.
+        """The standard error of every node's fit, the square root of :attr:`variance`.
 
         Examples
         --------
@@ -202,13 +202,13 @@ class GLSFit:
 
     def cells(self, level: float = 0.95, *, labels=None, sigmas: float = FLAG_SIGMAS, floor: float = FLAG_FLOOR,
               engine: str = "pandas", like=None):
-        """One row per node: estimate, se, ci_low, ci_high (the exact normal interval x̂ ± z·se; exact
-        coverage for Gaussian noise), correction_sigma ((x̂ − y)/√var), flagged (the rule of
+        r"""One row per node: estimate, se, ci_low, ci_high (the exact normal interval x̂ ± z·se; exact
+        coverage for Gaussian noise), correction_sigma (:math:`(\hat x − y)/\sqrt{\mathrm{var}}`), flagged (the rule of
         :func:`ldpopt.uncertainty.cells.flag_corrections`) and residual_z: the correction over its own
-        standard deviation under the model, (x̂ − y)/√(var − variance) (GLS is a projection, so
+        standard deviation under the model, :math:`(\hat x − y)/\sqrt{\mathrm{var} − \mathrm{variance}}` (GLS is a projection, so
         Var(y − x̂) = var − Var(x̂ − x)); NaN where that is 0 (a node the constraints cannot check).
         A correction can be small in units of σ yet many of its own SDs (a leaf among k siblings is
-        checked only through their parent: its correction shrinks about k + 1 times, its SD √(k + 1)).
+        checked only through their parent: its correction shrinks about k + 1 times, its SD :math:`\sqrt{k + 1}`).
 
         Parameters
         ----------
@@ -257,7 +257,7 @@ class GLSFit:
 
     def query_variance(self, w, covariance=None) -> float | np.ndarray:
         r""":math:`\mathrm{Var}(w^T \hat x)` for each column w: :math:`Σ_v \mathrm{var}_v (L^T w)_v^2` for independent measurements, or
-        ``covariance(u)`` = uᵀ Cov(y) u (column-wise) for a noise source whose measurements
+        ``covariance(u)`` = :math:`u^T \mathrm{Cov}(y)\, u` (column-wise) for a noise source whose measurements
         correlate (e.g. one frequency oracle's values within a level).
 
         Parameters

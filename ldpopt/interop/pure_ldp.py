@@ -169,19 +169,21 @@ def read_flh(reports, epsilon: float, d: int, k: int, g: int = 2, use_olh: bool 
 
 
 def flh_pool_bias(f, epsilon: float, k: int, g: int = 2, use_olh: bool = False) -> np.ndarray:
-    """E[f̃ | pool] − f for FastLH's pool of seeds 0..k−1, read with :func:`read_flh`, over a true
+    r"""E[f̃ | pool] − f for FastLH's pool of seeds 0..k−1, read with :func:`read_flh`, over a true
     distribution ``f`` on d values (exact; O(k·d) hashes).
 
-    A user holding u picks seed i uniformly, reports H_i(u) kept w.p. p, else one of the other g − 1
-    values uniformly (p* = (1 − p)/(g − 1) each), so Pr[report supports v] = p* + (p − p*)·ρ_uv for
-    u ≠ v with ρ_uv = #{i : H_i(u) = H_i(v)}/k, and p for u = v. The OLH estimator (q = 1/g) then has
+    A user holding u picks seed i uniformly, reports :math:`H_i(u)` kept w.p. p, else one of the other g − 1
+    values uniformly (p* = (1 − p)/(g − 1) each), so :math:`\Pr[\text{report supports } v] = p^* + (p − p^*)·ρ_{uv}` for
+    :math:`u ≠ v` with :math:`ρ_{uv} = \#\{i : H_i(u) = H_i(v)\}/k`, and p for u = v. The OLH estimator (q = 1/g) then has
 
-        E[f̃_v] − f_v = (p − p*)/(p − 1/g) · Σ_{u≠v} f_u (ρ_uv − 1/g),
+    .. math::
 
-    computed as :math:`(1/k) Σ_i B_i[H_i(v)] - f_v - (1 - f_v)/g` for the sum, with B_i[h] the mass f of the
-    values that seed i hashes to h. Over random pools ρ_uv is a mean of k Bernoulli(1/g): the squared
-    bias averages ((p − p*)/(p − 1/g))²·(1/g)(1 − 1/g)/k·Σ_{u≠v} f_u², against OLH's variance
-    ≈ (1/g)(1 − 1/g)/(n(p − 1/g)²): bias² < variance needs k > n·(p − p*)²·Σ_u f_u².
+        E[\tilde f_v] − f_v = \frac{p − p^*}{p − 1/g} \sum_{u≠v} f_u (ρ_{uv} − 1/g),
+
+    computed as :math:`(1/k) Σ_i B_i[H_i(v)] - f_v - (1 - f_v)/g` for the sum, with :math:`B_i[h]` the mass f of the
+    values that seed i hashes to h. Over random pools :math:`ρ_{uv}` is a mean of k Bernoulli(1/g): the squared
+    bias averages :math:`((p − p^*)/(p − 1/g))^2·(1/g)(1 − 1/g)/k·\sum_{u≠v} f_u^2`, against OLH's variance
+    :math:`≈ (1/g)(1 − 1/g)/(n(p − 1/g)^2)`: :math:`\text{bias}^2 < \text{variance}` needs :math:`k > n·(p − p^*)^2·\sum_u f_u^2`.
 
     Parameters
     ----------
@@ -199,7 +201,7 @@ def flh_pool_bias(f, epsilon: float, k: int, g: int = 2, use_olh: bool = False) 
     Returns
     -------
     ndarray, shape (d,)
-        The bias of each f̃_v for this pool.
+        The bias of each :math:`\tilde f_v` for this pool.
 
     Raises
     ------

@@ -78,7 +78,7 @@ def sample_cells(data: KVData, ell: int, rng) -> np.ndarray:
 
 
 class PCKV(KVProtocol):
-    """PCKV-UE (``kind="ue"``) or PCKV-GRR (``kind="grr"``) of the module notes.
+    r"""PCKV-UE (``kind="ue"``) or PCKV-GRR (``kind="grr"``) of the module notes.
 
     Parameters
     ----------
@@ -93,7 +93,7 @@ class PCKV(KVProtocol):
     Notes
     -----
     The frequencies are unbiased only for users holding at most ℓ keys: a user with |S| > ℓ keys has
-    each sampled w.p. 1/|S|, and f_k = ℓ·(share) counts her for ℓ/|S| (4 keys at ℓ = 2: half).
+    each sampled w.p. 1/|S|, and :math:`f_k = ℓ·(\text{share})` counts her for ℓ/|S| (4 keys at ℓ = 2: half).
     :meth:`sample_counts` and :meth:`collect` raise a :class:`PaddingWarning` naming ℓ when the data
     hold such users; the server alone cannot tell (the reports carry no set size).
 
@@ -131,16 +131,16 @@ class PCKV(KVProtocol):
 
     @property
     def exact_epsilon(self) -> float:
-        """The exact ε of one report (what :func:`~ldpopt.keyvalue.exact.epsilon` enumerates).
+        r"""The exact ε of one report (what :func:`~ldpopt.keyvalue.exact.epsilon` enumerates).
 
         PCKV-GRR: ε at every ℓ (its a and p are calibrated with ℓ). PCKV-UE:
-        ln(1 + (min(d, ℓ)/ℓ)(e^ε − 1)) — ε when ℓ ≤ d, less when ℓ > d. Derivation: a report's law
-        is base(y)·Σ_cells w(k, x)·g(y_k, x) with g = ap/(b/2) for y_k = x and a(1 − p)/(b/2) =
-        (1 − a)/(1 − b) for y_k = −x or 0 (equal at a = 1/2, b = 2/(e^ε + 3)), a ratio e^ε; a dummy
+        :math:`\ln(1 + (\min(d, ℓ)/ℓ)(e^ε − 1))` — ε when ℓ ≤ d, less when ℓ > d. Derivation: a report's law
+        is :math:`\mathrm{base}(y)·\sum_\text{cells} w(k, x)·g(y_k, x)` with :math:`g = ap/(b/2)` for :math:`y_k = x` and :math:`a(1 − p)/(b/2) =
+        (1 − a)/(1 − b)` for :math:`y_k = −x` or 0 (equal at a = 1/2, :math:`b = 2/(e^ε + 3)`), a ratio :math:`e^ε`; a dummy
         cell's g averages to at least the smaller value. The largest ratio puts every key of one set
         at g's large value and of another at its small one; a user holds at most min(d, ℓ) real cells
         of mass 1/ℓ each, the rest (ℓ − d)/ℓ on dummies at the small value in both, so the ratio is
-        (m e^ε + ℓ − m)/ℓ with m = min(d, ℓ) (the sampling's amplification, which the paper's ε
+        :math:`(m e^ε + ℓ − m)/ℓ` with m = min(d, ℓ) (the sampling's amplification, which the paper's ε
         does not take when ℓ > d).
 
         Returns
@@ -445,7 +445,7 @@ class PCKV(KVProtocol):
         return w
 
     def outputs(self) -> list:
-        """Every possible report (GRR: 2K pairs; UE: 3^K vectors — K ≤ 10 only).
+        """Every possible report (GRR: 2K pairs; UE: :math:`3^K` vectors — K ≤ 10 only).
 
         Returns
         -------
@@ -538,8 +538,8 @@ class PCKV(KVProtocol):
         return c
 
     def pairs(self, counts, n: int) -> PairEstimate:
-        """Unbiased shares Ĥ⁺/n, Ĥ⁻/n per key and the dummies' share, with plug-in variances;
-        f_k = ℓ(plus + minus); the total of the shares and the dummies' is 1 in expectation.
+        r"""Unbiased shares Ĥ⁺/n, Ĥ⁻/n per key and the dummies' share, with plug-in variances;
+        :math:`f_k = ℓ(\text{plus} + \text{minus})`; the total of the shares and the dummies' is 1 in expectation.
 
         See ``KVProtocol.pairs``.
 

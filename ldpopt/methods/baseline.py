@@ -85,7 +85,7 @@ def base_pos(estimate: Estimate) -> np.ndarray:
 @register(
     "base-cut",
     param_examples={"alpha": 1.0},
-    description="Convert estimates below the threshold T = Φ⁻¹(1 − α/d)σ to 0 (α = 2)",
+    description=r"Convert estimates below the threshold $T = \Phi^{-1}(1 − α/d)σ$ to 0 (α = 2)",
     non_negative="yes", sums_to_one="no", order_preserving="weak",
     complexity="O(d)",
     reference="Wang et al. arXiv §3.1 (Base-Cut), Eq. 9 with σ of Eq. 7, Table 1; NDSS 2020 §IV-A",

@@ -206,7 +206,7 @@ def _x_star_brentq(est: Estimate, a, B, s, C, polish: bool) -> float:
     non_negative="yes", sums_to_one="yes", order_preserving="weak",
     complexity="expected O(d) (pivot search, sort of the last candidates; no iteration tolerance)",
     reference="Wang et al. arXiv §3.4, Eq. 13–14, Appendix A; NDSS 2020 §IV-D, Eq. 12, Appendix B",
-    notes="Weak order: values with γ f̃_v + δ ≤ 0 tie at 0 (γ > 0). Needs 0 < q, p < 1. "
+    notes=r"Weak order: values with $γ \tilde f_v + δ ≤ 0$ tie at 0 (γ > 0). Needs 0 < q, p < 1. "
           "Equals Norm-Sub exactly when p + q = 1.",
     label="MLE-Apx", family="closed-form", applies=_why_not,
     problem=ProblemStatement.fixed("weighted-mle", "MLE-Apx is the minimiser of the weighted MLE of Eq. 13 on the "
@@ -282,7 +282,7 @@ def mle_apx_paper_iterate(estimate: Estimate, max_iter: int | None = None):
     param_examples={"max_iter": 50},
     description="MLE-Apx by the paper's iterative partition (Eq. 14, drop negatives, repeat)",
     non_negative="yes", sums_to_one="yes", order_preserving="weak",
-    complexity="O(d) per iteration, at most d iterations (O(d²) worst case)",
+    complexity="O(d) per iteration, at most d iterations ($O(d^2)$ worst case)",
     reference="Wang et al. arXiv §3.4 (Eq. 14 and 'In the actual implementation'), Appendix A",
     notes="Reaches the exact KKT optimum of Eq. 13 (proof in ldpopt.methods.mle), so it equals "
           "mle-apx up to rounding. Weak order: removed values tie at 0.",

@@ -160,7 +160,7 @@ def _project_rows(F: np.ndarray) -> np.ndarray:
 # -- the methods ---------------------------------------------------------------------------------
 @register(
     "norm",
-    description="Add δ = (1 − Σf̃)/d to every estimate",
+    description=r"Add $δ = (1 − \sum \tilde f)/d$ to every estimate",
     non_negative="no", sums_to_one="yes", order_preserving="yes",
     complexity="O(d)",
     reference="Wang et al. arXiv §3.2 (Norm), Table 1; NDSS 2020 §IV-B, Lemma 3 (unbiased)",
@@ -232,8 +232,8 @@ def _tie_closed_top_threshold(values_desc: np.ndarray, limit: float, strict: boo
     non_negative="yes", sums_to_one="almost", order_preserving="weak",
     complexity="O(d log d) here (sort); O(d) possible by selection",
     reference="Wang et al. arXiv §3.3 (Norm-Cut), Table 1; NDSS 2020 §IV-B",
-    notes="Sum is always <= 1 (up to the rounding of f̃: sums within it count as 1) and equals 1 only by coincidence: if Σ max(f̃,0) <= 1 the sum is "
-          "Σ max(f̃,0) (shortfall 1 − Σ max(f̃,0)); otherwise it is the largest tie-closed top "
+    notes=r"Sum is always <= 1 (up to the rounding of f̃: sums within it count as 1) and equals 1 only by coincidence: if $\sum \max(\tilde f,0) ≤ 1$ the sum is "
+          r"$\sum \max(\tilde f,0)$ (shortfall $1 − \sum \max(\tilde f,0)$); otherwise it is the largest tie-closed top "
           "prefix sum <= 1 (adding back the largest cut tie group would exceed 1). If max f̃ > 1 every "
           "estimate is cut and the output is all zeros. Weak order: cut values tie at 0.",
     label="Norm-Cut", family="closed-form",
@@ -277,9 +277,9 @@ def norm_cut(estimate: Estimate) -> np.ndarray:
     reference="Wang et al. arXiv §3.3 (Norm-Sub), §3.5 + Appendix B (CLS), Table 1; NDSS 2020 "
               "§IV-B, §IV-C, Appendix A",
     notes="Equals the Euclidean projection onto the probability simplex. Weak order: values with "
-          "f̃_v ≤ −δ tie at 0.",
+          r"$\tilde f_v ≤ −δ$ tie at 0.",
     label="Norm-Sub", family="closed-form", batched=lambda estimate, F: _project_rows(F),
-    problem=ProblemStatement.fixed("cls", "Norm-Sub is the CLS solution, argmin ||f - f~||_2 on the simplex "
+    problem=ProblemStatement.fixed("cls", r"Norm-Sub is the CLS solution, $\operatorname{argmin} \lVert f - \tilde f \rVert_2$ on the simplex "
                                     "(arXiv §3.5, App. B; NDSS §IV-C, App. A)", "cls"),
 )
 def norm_sub(estimate: Estimate) -> np.ndarray:
@@ -294,7 +294,7 @@ def norm_sub(estimate: Estimate) -> np.ndarray:
 @register(
     "norm-hyb",
     param_examples={"k": 3, "alpha": None},
-    description="Keep estimates above T = Φ⁻¹(1 − α/d)σ (or the k largest), Norm-Sub the rest",
+    description=r"Keep estimates above $T = \Phi^{-1}(1 − α/d)σ$ (or the k largest), Norm-Sub the rest",
     non_negative="yes", sums_to_one="yes", order_preserving="no",
     complexity="O(d log d)",
     reference="Wang et al. arXiv §3.3 (Norm-Hyb) with T of Eq. 9; k-largest variant from NDSS 2020 "

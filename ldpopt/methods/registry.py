@@ -47,8 +47,8 @@ class ProblemStatement:
     >>> claim = methods.get("norm-sub").problem
     >>> claim.name
     'cls'
-    >>> claim.statement[:40]
-    'Norm-Sub is the CLS solution, argmin ||f'
+    >>> claim.statement[:28]
+    'Norm-Sub is the CLS solution'
     """
 
     name: str
@@ -105,7 +105,8 @@ class MethodInfo:
     func : callable
         The method ``func(estimate, **params) -> ndarray``.
     description, complexity, reference, notes : str
-        Table-1 texts (``notes`` default "").
+        Table-1 texts (``notes`` default ""); formulas in them are MyST maths, ``$...$``, which the
+        method pages typeset.
     non_negative, sums_to_one, order_preserving : str
         Table-1 properties, see above.
     label : str, default ""
@@ -247,7 +248,8 @@ def register(name: str, *, description: str, non_negative: str, sums_to_one: str
     name : str
         Registry name, non-empty without surrounding spaces; stored lower-case.
     description, complexity, reference : str
-        Table-1 texts (:func:`available`).
+        Table-1 texts (:func:`available`); write a formula as MyST maths, ``$...$``, which the method
+        pages typeset.
     non_negative, sums_to_one, order_preserving : {"yes", "no", "almost", "weak"}
         Table-1 properties (:class:`MethodInfo`).
     notes : str, default ""

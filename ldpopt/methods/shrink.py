@@ -64,11 +64,11 @@ def _rows(estimate, F, prior=None):
 @register(
     "eb-shrink",
     param_examples={"prior": None},
-    description="Empirical-Bayes (James–Stein) shrinkage toward a declared prior mean, τ² fitted from f̃",
+    description="Empirical-Bayes (James–Stein) shrinkage toward a declared prior mean, $τ^2$ fitted from f̃",
     non_negative="no", sums_to_one="no", order_preserving="weak",
     complexity="O(d)",
     reference="Efron & Morris JASA 1973 (positive-part James–Stein); Kim, Park, Jung arXiv 2606.21107 "
-              "(for DP histograms); σ̄² from Wang et al. arXiv Eq. 2",
+              r"(for DP histograms); $\bar σ^2$ from Wang et al. arXiv Eq. 2",
     notes="Sums to one when f̃ and the prior do (GRR: exactly; other oracles: in expectation). "
           "Weak order: when B̂ = 1 every value is the prior mean (uniform: all tied). "
           "Negative where f̃ is far enough below the prior mean.",

@@ -146,8 +146,8 @@ def _check_rng(rng):
     non_negative="no", sums_to_one="no", order_preserving="no",
     complexity="O(d log d)",
     reference=_REFERENCE + " (DW)",
-    notes="Shrinks every Fourier coefficient by |G_k|²/(|G_k|² + P_n): a smoother, so negative values "
-          "and order changes are possible; Σf = 1/(1 + P_n) for GRR (the DC term shrinks too).",
+    notes="Shrinks every Fourier coefficient by $|G_k|^2/(|G_k|^2 + P_n)$: a smoother, so negative values "
+          r"and order changes are possible; $\sum f = 1/(1 + P_n)$ for GRR (the DC term shrinks too).",
     label="DW", family="closed-form", needs_order=True,
     batched=lambda estimate, F: _dw_rows(_ordered(estimate), _counts_of(estimate, F)),
 )
@@ -224,7 +224,7 @@ def _dw_simplex_instance(est: Estimate) -> dict:
     non_negative="yes", sums_to_one="yes", order_preserving="no",
     complexity="O(d log d) + expected O(d)",
     reference=_REFERENCE + " (DW); Wang et al. arXiv §3.3 (Norm-Sub)",
-    notes="Consistent: f ≥ 0, Σf = 1. Order as DW (a smoother).",
+    notes=r"Consistent: $f ≥ 0$, $\sum f = 1$. Order as DW (a smoother).",
     label="DW-simplex", family="closed-form", needs_order=True,
     derived_from=("dw", lambda f_dw: project_simplex(f_dw, 1.0)),
     batched=lambda estimate, F: _project_rows(_dw_rows(_ordered(estimate), _counts_of(estimate, F))),

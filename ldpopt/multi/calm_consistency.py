@@ -30,7 +30,7 @@ class ConsistentMarginals:
     rounds : int
         Non-negativity rounds run.
     max_negative : float
-        Largest −f_v, 0 if none.
+        Largest :math:`−f_v`, 0 if none.
     max_disagreement : float
         Largest :math:`|A f|` and :math:`|Σ f_i - 1|`.
     converged : bool

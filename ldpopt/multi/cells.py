@@ -51,9 +51,9 @@ def _projection(est: MarginalEstimates):
 
 
 def linear_consistency(est: MarginalEstimates) -> np.ndarray:
-    """The weighted least-squares projection of the concatenated f̃ onto the consistent marginals
+    r"""The weighted least-squares projection of the concatenated f̃ onto the consistent marginals
     (every two marginals agree on the attributes they share, each sums to one; negative cells
-    allowed): x̂ = f̃ − V Mᵀ (M V Mᵀ)⁺ (M f̃ − b), V = diag of each marginal's Eq. 7 σ² (fixed
+    allowed): :math:`\hat x = \tilde f − V M^T (M V M^T)^+ (M \tilde f − b)`, V = diag of each marginal's Eq. 7 :math:`σ^2` (fixed
     weights, so x̂ is linear in f̃ and unbiased). The equality-constrained ``"weighted"`` problem of
     :func:`~.problem.consistency_problem` without its non-negativity.
 
@@ -150,15 +150,15 @@ def _with(est: MarginalEstimates, F: np.ndarray) -> MarginalEstimates:
 def marginal_cells(est: MarginalEstimates, post="linear", level: float = 0.95, *, n_resamples: int = 200, rng=0,
                    interval: str = "basic", hull: bool = True, sigmas: float = FLAG_SIGMAS, engine: str = "pandas",
                    like=None):
-    """One row per released marginal cell (index: marginal name, cell): estimate, se, ci_low, ci_high,
+    r"""One row per released marginal cell (index: marginal name, cell): estimate, se, ci_low, ci_high,
     correction_sigma, flagged.
 
-    ``post="linear"`` (:func:`linear_consistency`): the exact SE √diag(P C Pᵀ), C each marginal's
+    ``post="linear"`` (:func:`linear_consistency`): the exact SE :math:`\sqrt{\operatorname{diag}(P C P^T)}`, C each marginal's
     exact covariance of f̃ (:func:`ldpopt.uncertainty.analytic.covariance` at the plug-in truth; the
     marginals independent, as when each user reports one marginal — SMP, CALM — or under central
     noise), and the normal interval. For SMP and CALM the users' random split into groups adds each
-    group's own sampling variance about the population's marginal, (n − n_i)/((n − 1) n_i)·(diag(f) −
-    ffᵀ), which both the SE and the bootstrap's re-drawn groups hold; the groups' (negative)
+    group's own sampling variance about the population's marginal, :math:`(n − n_i)/((n − 1) n_i)·(\operatorname{diag}(f) −
+    f f^T)`, which both the SE and the bootstrap's re-drawn groups hold; the groups' (negative)
     covariance across marginals is left out (measured: the SD over draws is 0.98–1.01 of the SE at
     ε = 1 and 4; docs/multi.md, "Every marginal cell with its error bar"). Otherwise the parametric bootstrap: the world is the release,
     each marginal's counts re-drawn through its own oracle's or central mechanism's sampler
@@ -169,8 +169,8 @@ def marginal_cells(est: MarginalEstimates, post="linear", level: float = 0.95, *
     consistency's exact one (CALM's non-negativity biases the small cells, where the bootstrap
     alone under-covers: docs/multi.md).
 
-    Corrections are against the raw f̃ in units of each cell's raw σ (√ of C's diagonal), the flag
-    floor one count of the marginal's reports (1/n_i).
+    Corrections are against the raw f̃ in units of each cell's raw σ (:math:`\sqrt{\cdot}` of C's diagonal), the flag
+    floor one count of the marginal's reports (:math:`1/n_i`).
 
     Parameters
     ----------

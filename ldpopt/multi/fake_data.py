@@ -46,7 +46,7 @@ def amplified_epsilon(epsilon: float, k: int) -> float:
 class RSFD(MultiProtocol):
     """RS+FD over attributes with domain sizes ``domains`` (module notes); ``inner``: ``"grr"``
     or ``"oue"`` (OUE-z). Reports: GRR — an (n, k) int array, one value per attribute; OUE-z — one
-    bool (n, d_j) array per attribute (the bit vectors).
+    bool :math:`(n, d_j)` array per attribute (the bit vectors).
 
     Arcolezi, Couchot, Al Bouna & Xiao, CIKM 2021.
 
@@ -84,7 +84,7 @@ class RSFD(MultiProtocol):
         self.fake_laws: tuple = tuple(np.full(d, 1.0 / d) if inner == "grr" else None for d in self.domains)
 
     def fake_support(self, j: int) -> np.ndarray:
-        """φ_j(v): the probability that a fake report of attribute j supports v (module notes).
+        """:math:`φ_j(v)`: the probability that a fake report of attribute j supports v (module notes).
 
         Parameters
         ----------
@@ -93,7 +93,7 @@ class RSFD(MultiProtocol):
 
         Returns
         -------
-        ndarray, shape (d_j,)
+        ndarray, shape (:math:`d_j`,)
 
         Examples
         --------
@@ -142,7 +142,7 @@ class RSFD(MultiProtocol):
         return float(np.max(np.log((hi + rest) / (lo + rest))))
 
     def support_probabilities(self, j: int) -> tuple[float, float]:
-        """(p*, q*) of attribute j, at the fake support's mean φ̄_j (module notes).
+        r"""(p*, q*) of attribute j, at the fake support's mean :math:`\bar φ_j` (module notes).
 
         Parameters
         ----------
@@ -238,15 +238,15 @@ class RSFD(MultiProtocol):
         return tuple(bits), choice
 
     def sampled_attribute_scores(self, reports, marginals) -> np.ndarray:
-        """(n, k) log P(y_j | j sampled)/P(y_j | fake) per report and attribute: the sampled-attribute
-        attack's scores; its guess is each row's argmax (module notes; Arcolezi et al., PVLDB 2023).
+        r"""(n, k) :math:`\log P(y_j \mid j \text{ sampled})/P(y_j \mid \text{fake})` per report and attribute: the sampled-attribute
+        attack's scores; its guess is each row's :math:`\operatorname{argmax}` (module notes; Arcolezi et al., PVLDB 2023).
 
         Parameters
         ----------
         reports
             What :meth:`perturb` returned.
         marginals : sequence of array_like
-            The attacker's knowledge: one law f_j per attribute (length d_j, ≥ 0, summing to 1).
+            The attacker's knowledge: one law :math:`f_j` per attribute (length :math:`d_j`, ≥ 0, summing to 1).
 
         Returns
         -------

@@ -282,11 +282,11 @@ class MarginalSet:
         return out
 
     def agreement(self) -> sp.csr_matrix:
-        """Rows A with A f = 0 exactly when every two marginals agree on the attributes they share
+        r"""Rows A with A f = 0 exactly when every two marginals agree on the attributes they share
         (given that each marginal's cells sum to the same total, stated separately): for each S of
-        :meth:`shared` with owners M_1, …, M_r, the rows P_{M_1→S} f_{M_1} − P_{M_j→S} f_{M_j} = 0,
+        :meth:`shared` with owners :math:`M_1, …, M_r`, the rows :math:`P_{M_1 \to S} f_{M_1} − P_{M_j \to S} f_{M_j} = 0`,
         j = 2..r, on every cell of S but the last (implied by the totals). Rows implied by others
-        (two sets S ⊂ S' with the same owners, cycles of pairwise intersections) are then dropped,
+        (two sets :math:`S ⊂ S'` with the same owners, cycles of pairwise intersections) are then dropped,
         keeping a linearly independent subset found by QR with column pivoting (a choice: the
         feasible set is the same and the multipliers become unique, which the dual solver's Newton
         steps need). The QR is skipped when, inside every marginal, the shared sets it holds are

@@ -257,8 +257,8 @@ def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, 
     enough), where IPF cycles. Every iterate is :math:`T ∝ \exp(Σ_i θ_i[\mathrm{cell}_i])` — in the exponential family of
     the marginals, as the maximum-entropy table is — so when some positive table matches ``f`` the
     limit is :func:`maxent`'s. ``weights``: one per marginal (default 1; 1/σ_i² weighs by precision).
-    Step: :math:`η = 1/Σ w_i` (L is :math:`Σ w_i`-smooth relative to the entropy on the simplex, each P_i being a
-    1→∞ contraction), halved while L does not decrease (a choice: the paper uses a line search too).
+    Step: :math:`η = 1/Σ w_i` (L is :math:`Σ w_i`-smooth relative to the entropy on the simplex, each :math:`P_i` being a
+    :math:`1 \to \infty` contraction), halved while L does not decrease (a choice: the paper uses a line search too).
     Stops when the Frank–Wolfe gap is ≤ ``tol`` (``converged``) or after ``max_iter``.
 
     Parameters

@@ -104,9 +104,9 @@ def em(counts, channel, *, tol: float = 1e-3, max_iter: int = 10_000) -> EMResul
 
     Parameters
     ----------
-    counts : array_like, shape (d_out,)
+    counts : array_like, shape (``d_out``,)
         Binned report counts (:meth:`SquareWave.bin_reports`), non-negative, positive total.
-    channel : array_like, shape (d_out, d)
+    channel : array_like, shape (``d_out``, d)
         K[j, i] = P(report bin j | value bin i), columns summing to 1 (:meth:`SquareWave.channel`).
     tol : float, default 1e-3
         Stop when the log-likelihood (in counts) changes by less than ``tol`` (keyword-only).
@@ -120,7 +120,7 @@ def em(counts, channel, *, tol: float = 1e-3, max_iter: int = 10_000) -> EMResul
     Raises
     ------
     ValueError
-        A channel that is not a column-stochastic (d_out, d) matrix with d >= 2, counts of the wrong
+        A channel that is not a column-stochastic (``d_out``, d) matrix with d >= 2, counts of the wrong
         length, negative or summing to 0, ``tol <= 0`` or ``max_iter < 1``.
 
     Examples
@@ -144,9 +144,9 @@ def ems(counts, channel, *, tol: float = 1e-3, max_iter: int = 10_000) -> EMResu
 
     Parameters
     ----------
-    counts : array_like, shape (d_out,)
+    counts : array_like, shape (``d_out``,)
         Binned report counts (:meth:`SquareWave.bin_reports`), non-negative, positive total.
-    channel : array_like, shape (d_out, d)
+    channel : array_like, shape (``d_out``, d)
         K[j, i] = P(report bin j | value bin i), columns summing to 1 (:meth:`SquareWave.channel`).
     tol : float, default 1e-3
         Stop when the log-likelihood (in counts) changes by less than ``tol`` (keyword-only).
@@ -160,7 +160,7 @@ def ems(counts, channel, *, tol: float = 1e-3, max_iter: int = 10_000) -> EMResu
     Raises
     ------
     ValueError
-        A channel that is not a column-stochastic (d_out, d) matrix with d >= 2, counts of the wrong
+        A channel that is not a column-stochastic (``d_out``, d) matrix with d >= 2, counts of the wrong
         length, negative or summing to 0, ``tol <= 0`` or ``max_iter < 1``.
 
     Examples

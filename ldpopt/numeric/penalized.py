@@ -166,9 +166,9 @@ def penalized_mle(counts, channel, lam: float, *, f0=None, tol: float = 1e-8,
 
     Parameters
     ----------
-    counts : array_like, shape (d_out,)
+    counts : array_like, shape (``d_out``,)
         Binned report counts (:meth:`SquareWave.bin_reports`), non-negative, positive total.
-    channel : array_like, shape (d_out, d)
+    channel : array_like, shape (``d_out``, d)
         K[j, i] = P(report bin j | value bin i), columns summing to 1 (:meth:`SquareWave.channel`).
     lam : float
         λ, finite and >= 0.
@@ -222,9 +222,9 @@ def choose_lambda(counts, channel, *, lambdas=DEFAULT_LAMBDAS, folds: int = 2, r
 
     Parameters
     ----------
-    counts : array_like, shape (d_out,)
+    counts : array_like, shape (``d_out``,)
         Binned report counts (:meth:`SquareWave.bin_reports`), non-negative, positive total.
-    channel : array_like, shape (d_out, d)
+    channel : array_like, shape (``d_out``, d)
         K[j, i] = P(report bin j | value bin i), columns summing to 1 (:meth:`SquareWave.channel`).
     lambdas : sequence of float, default DEFAULT_LAMBDAS
         The grid, finite and >= 0 (keyword-only; default 1e-11 … 1e-6).

@@ -178,7 +178,7 @@ class SquareWave:
 
         Returns
         -------
-        ndarray, shape (d_out + 1,)
+        ndarray, shape (``d_out`` + 1,)
 
         Raises
         ------
@@ -207,7 +207,7 @@ class SquareWave:
 
         Returns
         -------
-        ndarray of int64, shape (d_out,)
+        ndarray of int64, shape (``d_out``,)
 
         Raises
         ------
@@ -245,7 +245,7 @@ class SquareWave:
 
         Returns
         -------
-        ndarray, shape (d_out, d)
+        ndarray, shape (``d_out``, d)
 
         Raises
         ------

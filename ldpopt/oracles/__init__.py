@@ -83,7 +83,7 @@ for _cls in (GRR, OLH, BLH, HR, OUE, SUE, SS, RUE, RLH, RWS, PooledRWS, CMS, HCM
 
 
 def available(sketches: bool = False, longitudinal: bool = False) -> list[str]:
-    """Registry names of the pure one-shot oracles (a report supports a set of values; Eq. 2 variance exact).
+    r"""Registry names of the pure one-shot oracles (a report supports a set of values; Eq. 2 variance exact).
 
     ``sketches=True`` adds the oracles that are not pure (``pure = False``: CMS, HCMS, RAPPOR): one
     fixed public hash family shared by all users, so for that family the estimate is biased by the
@@ -91,7 +91,7 @@ def available(sketches: bool = False, longitudinal: bool = False) -> list[str]:
     pure oracles (EM's likelihoods, shards, the privacy audit, ``ldpopt verify``) do not take them.
     ``longitudinal=True`` adds every memoised oracle (``longitudinal = True``: L-GRR, the L-UE family,
     LOLOHA, dBitFlipPM and L-RAPPOR, the last not pure whatever ``sketches`` says): one round of fresh
-    users is a one-shot oracle whose report reveals ε₁ < ε (``epsilon`` is their ε∞), so the checks that
+    users is a one-shot oracle whose report reveals ε₁ < ε (``epsilon`` is their :math:`ε_\infty`), so the checks that
     a report is tight at ε do not take them.
 
     Parameters

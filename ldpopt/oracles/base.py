@@ -131,7 +131,7 @@ class FrequencyOracle(NoiseSource):
     #: SS: k); a partial, a shard header and an estimate's meta record them (:meth:`structural_params`)
     structural: ClassVar[tuple[str, ...]] = ()
     #: the exact likelihood of the counts for EM (:mod:`ldpopt.methods.em`): ``"multinomial"`` (one
-    #: value per report, the counts sum to n), ``"binomial"`` (every c_v a sum of independent
+    #: value per report, the counts sum to n), ``"binomial"`` (every :math:`c_v` a sum of independent
     #: per-user support indicators: per-bit composite) or None (EM must be told)
     likelihood: ClassVar[str | None] = None
     #: how a report looks and what it supports, one of :data:`REPORT_FORMS`, or None; the maximal
@@ -179,7 +179,7 @@ class FrequencyOracle(NoiseSource):
         """
 
     def variance(self, f, n: int) -> np.ndarray:
-        """Var[f̃_v] at true frequency f_v (arXiv Eq. 2/5): (q(1−q) + f_v(p−q)(1−p−q)) / (n(p−q)²).
+        r""":math:`\mathrm{Var}[\tilde f_v]` at true frequency :math:`f_v` (arXiv Eq. 2/5): :math:`(q(1−q) + f_v(p−q)(1−p−q)) / (n(p−q)^2)`.
 
         Parameters
         ----------
@@ -211,7 +211,7 @@ class FrequencyOracle(NoiseSource):
         return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
 
     def approx_variance(self, n: int) -> float:
-        """σ² = q(1−q) / (n(p−q)²), arXiv Eq. 7 (the f_v term of Eq. 2 dropped).
+        """:math:`σ^2 = q(1−q) / (n(p−q)^2)`, arXiv Eq. 7 (the :math:`f_v` term of Eq. 2 dropped).
 
         Parameters
         ----------
@@ -243,7 +243,7 @@ class FrequencyOracle(NoiseSource):
         Parameters
         ----------
         counts : array_like, shape (d,)
-            Support counts c_v in [0, n] (non-integers accepted: RAPPOR's multiples of 1/h).
+            Support counts :math:`c_v` in [0, n] (non-integers accepted: RAPPOR's multiples of 1/h).
         n : int
             Number of users (reports), >= 1.
         **meta
@@ -361,7 +361,7 @@ class FrequencyOracle(NoiseSource):
     # -- covariance structure and batched draws ------------------------------------------------
     @classmethod
     def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float] | None:
-        """(a, b) with Cov(c_v, c_w)/n = a + b(f_v + f_w) for v ≠ w (``ldpopt.uncertainty.analytic``),
+        r"""(a, b) with :math:`\mathrm{Cov}(c_v, c_w)/n = a + b(f_v + f_w)` for :math:`v ≠ w` (``ldpopt.uncertainty.analytic``),
         for an oracle with probabilities ``p``, ``q`` on d values and parameters ``params`` (an
         estimate's meta); None when the covariance is not of that form or a parameter is missing.
 
@@ -605,7 +605,7 @@ class FrequencyOracle(NoiseSource):
     @abc.abstractmethod
     def support_matrix(self, reports) -> np.ndarray:
         """Per-report support: a bool (m, d) array whose entry (i, v) says whether report i supports
-        value v (v ∈ Y_i, arXiv §2.4). ``support_matrix(r).sum(axis=0) == aggregate(r)`` always;
+        value v (:math:`v ∈ Y_i`, arXiv §2.4). ``support_matrix(r).sum(axis=0) == aggregate(r)`` always;
         O(m·d) memory, meant for audits and tests (the aggregators never build it).
 
         Parameters
@@ -662,7 +662,7 @@ class FrequencyOracle(NoiseSource):
         Parameters
         ----------
         true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0, at least one user.
+            True histogram :math:`n_v ≥ 0`, at least one user.
         rng : int, numpy.random.Generator or "secure"
 
         Returns
@@ -786,7 +786,7 @@ class FrequencyOracle(NoiseSource):
         Parameters
         ----------
         true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0 with at least one user.
+            True histogram :math:`n_v ≥ 0` with at least one user.
         rng : int, numpy.random.Generator or "secure"
             Seed or generator.
         exact : bool, default False
@@ -858,8 +858,8 @@ class FrequencyOracle(NoiseSource):
 
     # -- the noise protocol (ldpopt.noise) ---------------------------------------------------------
     def count_covariance(self, n: int, d: int) -> CountCovariance:
-        """The exact covariance of f̃ from n reports: Eq. 2's variance κ(q(1 − q) + f_v(p − q)(1 − p − q)),
-        κ = 1/(n(p − q)²), and :meth:`pair_covariance`'s off-diagonal terms (None where it has none).
+        """The exact covariance of f̃ from n reports: Eq. 2's variance :math:`κ(q(1 − q) + f_v(p − q)(1 − p − q))`,
+        :math:`κ = 1/(n(p − q)^2)`, and :meth:`pair_covariance`'s off-diagonal terms (None where it has none).
 
         See ``NoiseSource.count_covariance``.
 
@@ -876,9 +876,9 @@ class FrequencyOracle(NoiseSource):
                                n=n, how="Eq. 2 + pair terms")
 
     def log_likelihood(self, counts, true_counts) -> float:
-        """log P(counts) when n users' values are drawn from f = true_counts/n: the likelihood EM
-        maximises (:attr:`likelihood`): multinomial, Σ c_v log π_v + log n!/Π c_v!, or binomial per
-        value (per-bit composite), π_v = q + (p − q) f_v.
+        r"""log P(counts) when n users' values are drawn from f = true_counts/n: the likelihood EM
+        maximises (:attr:`likelihood`): multinomial, :math:`\sum c_v \log π_v + \log n!/\prod c_v!`, or binomial per
+        value (per-bit composite), :math:`π_v = q + (p − q) f_v`.
 
         See ``NoiseSource.log_likelihood``.
 
@@ -957,9 +957,9 @@ class FrequencyOracle(NoiseSource):
 
 
 class IndependentSupports(FrequencyOracle):
-    """Base class of an oracle whose report supports the user's value w.p. p and each other value w.p. q,
+    r"""Base class of an oracle whose report supports the user's value w.p. p and each other value w.p. q,
     independently across values (OUE and SUE's bits; OLH and BLH under the random-function law that
-    ``sample_counts`` draws): the counts c_v = Binomial(n_v, p) + Binomial(n − n_v, q) are independent,
+    ``sample_counts`` draws): the counts :math:`c_v = \mathrm{Binomial}(n_v, p) + \mathrm{Binomial}(n − n_v, q)` are independent,
     EM's per-bit binomial likelihood is exact per value, and a report's support size is
     1[own] + Binomial(d − 1, q)."""
 

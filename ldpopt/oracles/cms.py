@@ -28,7 +28,7 @@ _ENUM_CELLS = 1 << 22
 
 
 def grouped_column_sums(groups: np.ndarray, bits: np.ndarray, size: int, device=None) -> tuple[np.ndarray, np.ndarray]:
-    """(S, N): S[g, t] = Σ_{i : groups_i = g} bits[i, t] (int64 (size, columns)) and N[g] the group
+    r"""(S, N): :math:`S[g, t] = \sum_{i : \mathrm{groups}_i = g} \mathrm{bits}[i, t]` (int64 (size, columns)) and N[g] the group
     sizes, for groups already checked to lie in [0, size). On ``device="cpu"`` (:mod:`ldpopt.kernels`;
     ``"auto"`` picks it for large inputs when Numba is installed) one fused pass adds each row's bytes
     into its group's counters (:func:`ldpopt.kernels.sketch.grouped_bit_sums`). On ``"numpy"``, the
@@ -126,7 +126,7 @@ class SketchOracle(FrequencyOracle):
     # -- the family ------------------------------------------------------------------------------
     @property
     def buckets(self) -> np.ndarray:
-        """h_l(v) for every hash l and value v, int64 (k, d) (computed once, read-only)."""
+        """:math:`h_l(v)` for every hash l and value v, int64 (k, d) (computed once, read-only)."""
         if self._buckets is None:
             keys = family_keys(self.hash_seed, self.k)
             b = keyed_hash(keys[:, None], np.arange(self.d, dtype=np.int64)[None, :], self.m)
@@ -135,8 +135,8 @@ class SketchOracle(FrequencyOracle):
         return self._buckets
 
     def _gather(self, T: np.ndarray) -> np.ndarray:
-        """Σ_l T[l, h_l(v)] for every v: one ``take`` over the flattened (k, m) table with the family's
-        flat indices l·m + h_l(v), computed once (4× faster than the 2-D fancy index at k = 64, d = 1000)."""
+        r""":math:`\sum_l T[l, h_l(v)]` for every v: one ``take`` over the flattened (k, m) table with the family's
+        flat indices :math:`l·m + h_l(v)`, computed once (4× faster than the 2-D fancy index at k = 64, d = 1000)."""
         if self._flat is None:
             flat = (self.buckets + (np.arange(self.k, dtype=np.int64) * self.m)[:, None]).ravel()
             flat.setflags(write=False)
@@ -178,7 +178,7 @@ class SketchOracle(FrequencyOracle):
         return f
 
     def _per_user_second_moment(self, A: sp.csr_matrix, f: np.ndarray) -> np.ndarray:
-        """Σ_x f_x Var[X_x(v) | family] for every v (subclass: CMS or HCMS's per-user variance)."""
+        r""":math:`\sum_x f_x \mathrm{Var}[X_x(v) \mid \text{family}]` for every v (subclass: CMS or HCMS's per-user variance)."""
         raise NotImplementedError
 
     def variance_given_hashes(self, f, n: int) -> np.ndarray:
@@ -189,11 +189,11 @@ class SketchOracle(FrequencyOracle):
         return r * r * self._per_user_second_moment(self.collision_matrix(), f) / n
 
     def _expected_second_moment(self, f: np.ndarray) -> np.ndarray:
-        """E over the family of Σ_x f_x Var[X_x(v) | family] (subclass)."""
+        r"""E over the family of :math:`\sum_x f_x \mathrm{Var}[X_x(v) \mid \text{family}]` (subclass)."""
         raise NotImplementedError
 
     def variance(self, f, n: int) -> np.ndarray:
-        """Var[f̃_v] over the random family (module notes), frequency units: the expected
+        r""":math:`\mathrm{Var}[\tilde f_v]` over the random family (module notes), frequency units: the expected
         conditional variance plus the collisions' bias variance."""
         n = check_n(n, "n")
         f = self._check_f(f)
@@ -205,8 +205,8 @@ class SketchOracle(FrequencyOracle):
         return self.variance_given_hashes(f, n) + self.bias_given_hashes(f) ** 2
 
     def collision_variance(self, f) -> np.ndarray:
-        """The family's share of Var[f̃_v]: Var over the family of the collision bias,
-        Σ_{x≠v} f_x² / (k(m − 1)) (module notes); does not shrink with n."""
+        r"""The family's share of :math:`\mathrm{Var}[\tilde f_v]`: Var over the family of the collision bias,
+        :math:`\sum_{x≠v} f_x^2 / (k(m − 1))` (module notes); does not shrink with n."""
         f = self._check_f(f)
         return ((f * f).sum() - f * f) / (self.k * (self.m - 1))
 
@@ -230,11 +230,11 @@ class SketchOracle(FrequencyOracle):
 
     @abc.abstractmethod
     def counts_from_sketch(self, sketch, N) -> np.ndarray:
-        """Support counts c_v (int64, length d) from a sketch and its row sizes ``N``."""
+        """Support counts :math:`c_v` (int64, length d) from a sketch and its row sizes ``N``."""
 
     # -- privacy ---------------------------------------------------------------------------------
     def exact_epsilon(self) -> float:
-        """ε of the mechanism with the family held: ``epsilon`` if some h_l separates two values,
+        """ε of the mechanism with the family held: ``epsilon`` if some :math:`h_l` separates two values,
         else 0 (every report then has the same law under every value)."""
         separated = bool(np.any(self.buckets.max(axis=1) != self.buckets.min(axis=1)))
         return self.epsilon if separated else 0.0
@@ -251,7 +251,7 @@ class CMS(SketchOracle):
     Parameters
     ----------
     epsilon : float
-        Privacy budget ε > 0 (each coordinate flipped w.p. 1/(1 + e^{ε/2})).
+        Privacy budget ε > 0 (each coordinate flipped w.p. :math:`1/(1 + e^{ε/2})`).
     d : int
         Domain size (values 0 … d−1), d ≥ 2.
     k, m : int, optional
@@ -259,7 +259,7 @@ class CMS(SketchOracle):
     hash_seed : int
         Seed of the fixed hash family (clients and server must use the same).
     buckets : int array (k, d), optional
-        Another implementation's family as its table h_l(v) (e.g. a peer library's hashes); replaces
+        Another implementation's family as its table :math:`h_l(v)` (e.g. a peer library's hashes); replaces
         the keyed family (k is then its number of rows).
 
     Notes
@@ -303,7 +303,7 @@ class CMS(SketchOracle):
 
     @property
     def p(self) -> float:
-        """Pr[a report supports its own value] = 1/(1 + e^{−ε/2}) (the pure view, module notes).
+        """Pr[a report supports its own value] = :math:`1/(1 + e^{−ε/2})` (the pure view, module notes).
 
         Examples
         --------
@@ -333,7 +333,7 @@ class CMS(SketchOracle):
 
     @property
     def c_epsilon(self) -> float:
-        """Apple's c_ε = (e^{ε/2} + 1)/(e^{ε/2} − 1).
+        """Apple's :math:`c_ε = (e^{ε/2} + 1)/(e^{ε/2} − 1)`.
 
         Examples
         --------
@@ -348,8 +348,8 @@ class CMS(SketchOracle):
 
     # -- the real protocol -----------------------------------------------------------------------
     def perturb(self, values, rng) -> tuple[np.ndarray, np.ndarray]:
-        """Each user's report: a uniform hash index j and the one-hot of h_j(v) as ±1 with every
-        coordinate flipped w.p. 1/(1 + e^{ε/2}).
+        """Each user's report: a uniform hash index j and the one-hot of :math:`h_j(v)` as ±1 with every
+        coordinate flipped w.p. :math:`1/(1 + e^{ε/2})`.
 
         Parameters
         ----------
@@ -419,7 +419,7 @@ class CMS(SketchOracle):
         return grouped_column_sums(j, bits, self.k, device)
 
     def counts_from_sketch(self, S, N=None) -> np.ndarray:
-        """Support counts c_v = Σ_l S[l, h_l(v)] (int64, length d).
+        r"""Support counts :math:`c_v = \sum_l S[l, h_l(v)]` (int64, length d).
 
         Parameters
         ----------
@@ -452,7 +452,7 @@ class CMS(SketchOracle):
         return self._gather(S).astype(np.int64)
 
     def sketch_matrix(self, S, N) -> np.ndarray:
-        """Apple's sketch matrix M[l, t] = Σ_{j_i = l} k(c_ε/2·ṽ_i[t] + ½) from (S, N) (ṽ = 2b − 1).
+        r"""Apple's sketch matrix :math:`M[l, t] = \sum_{j_i = l} k(c_ε/2·\tilde v_i[t] + 1/2)` from (S, N) (ṽ = 2b − 1).
 
         Parameters
         ----------
@@ -510,7 +510,7 @@ class CMS(SketchOracle):
         return self.counts_from_sketch(*self.sketch(reports, device))
 
     def support_matrix(self, reports=None) -> np.ndarray:
-        """Which values each report supports: bit h_j(v) of the report is +1 (bool (n, d)); with no
+        """Which values each report supports: bit :math:`h_j(v)` of the report is +1 (bool (n, d)); with no
         reports, :meth:`output_supports`.
 
         Parameters
@@ -581,18 +581,18 @@ class CMS(SketchOracle):
 
     # -- exact output distribution -------------------------------------------------------------------
     def _outputs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every output (j, bits) in the column order j·2^m + mask (bit t of mask = coordinate t)."""
+        r"""Every output (j, bits) in the column order :math:`j·2^m + \mathrm{mask}` (bit t of mask = coordinate t)."""
         self._check_enumerable(self.k * (1 << self.m))
         masks = np.arange(1 << self.m)
         bits = ((masks[:, None] >> np.arange(self.m)[None, :]) & 1).astype(bool)  # (2^m, m)
         return np.repeat(np.arange(self.k), 1 << self.m), np.tile(bits, (self.k, 1))
 
     def output_distribution(self) -> np.ndarray:
-        """Exact Pr[(j, bits) | v], shape (d, k·2^m), column j·2^m + mask (tiny k, m only).
+        r"""Exact Pr[(j, bits) | v], shape :math:`(d, k·2^m)`, column :math:`j·2^m + \mathrm{mask}` (tiny k, m only).
 
         Returns
         -------
-        ndarray, shape (d, k·2^m)
+        ndarray, shape :math:`(d, k·2^m)`
 
         Raises
         ------
@@ -617,7 +617,7 @@ class CMS(SketchOracle):
 
         Returns
         -------
-        ndarray of bool, shape (d, k·2^m)
+        ndarray of bool, shape :math:`(d, k·2^m)`
 
         Examples
         --------

@@ -12,8 +12,8 @@ __all__ = ["GRR"]
 
 
 class GRR(FrequencyOracle):
-    """Generalized randomized response: report the true value w.p. p = e^ε/(e^ε + d − 1), else a
-    uniformly random other value (each w.p. q = 1/(e^ε + d − 1)). arXiv Eq. 1; p/q = e^ε exactly.
+    """Generalized randomized response: report the true value w.p. :math:`p = e^ε/(e^ε + d − 1)`, else a
+    uniformly random other value (each w.p. :math:`q = 1/(e^ε + d − 1)`). arXiv Eq. 1; :math:`p/q = e^ε` exactly.
 
     Reports are the reported values (int64, one per user); the support count of v is how many
     users reported v, so the counts sum to n.
@@ -58,7 +58,7 @@ class GRR(FrequencyOracle):
 
     @classmethod
     def pair_covariance(cls, p: float, q: float, d: int, params: dict) -> tuple[float, float]:
-        """One value per report: t₀ = t₁ = 0, so a = −q², b = −q(p − q).
+        """One value per report: t₀ = t₁ = 0, so :math:`a = −q^2`, :math:`b = −q(p − q)`.
 
         See ``FrequencyOracle.pair_covariance``.
 
@@ -165,7 +165,7 @@ class GRR(FrequencyOracle):
         return np.where(keep, v, other)
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """c_v = #{i : y_i = v}, a histogram of the reports (``device``: see the base class).
+        r""":math:`c_v = \#\{i : y_i = v\}`, a histogram of the reports (``device``: see the base class).
 
         Parameters
         ----------
@@ -216,9 +216,9 @@ class GRR(FrequencyOracle):
         return r[:, None] == np.asarray(values, dtype=np.int64)[None, :]
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
-        """Exact in distribution. GRR(v) equals "report v w.p. p − q, otherwise a uniform value of
+        r"""Exact in distribution. GRR(v) equals "report v w.p. p − q, otherwise a uniform value of
         D" (then Pr[v] = p − q + (1 − p + q)/d = p since 1 − p + q = dq). So: per value, a
-        Binomial(n_v, p − q) of users who keep v, and one Multinomial(n − kept, uniform on D) for the
+        :math:`\mathrm{Binomial}(n_v, p − q)` of users who keep v, and one Multinomial(n − kept, uniform on D) for the
         rest. O(d), no per-user work.
 
         See ``FrequencyOracle.sample_counts``.

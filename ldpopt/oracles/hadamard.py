@@ -61,29 +61,29 @@ def _parity(x: np.ndarray) -> np.ndarray:
 
 
 class HR(FrequencyOracle):
-    """Hadamard Response (see the module notes): p = e^ε/(e^ε + 1), q = 1/2.
+    r"""Hadamard Response (see the module notes): :math:`p = e^ε/(e^ε + 1)`, q = 1/2.
 
     Reports are the outputs y ∈ [0, K) (int64, one per user), K = smallest power of 2 > d.
 
     ``sample_counts`` is exact in joint law (``sample_counts_exact = True``), by one of two exact
-    paths. ``sample_counts_tree``, at a cost independent of n: by the mixture below, m_v ~
-    Binomial(n_v, λ) users of value v output uniformly on C_v and the other n − Σm uniformly on [K]
+    paths. ``sample_counts_tree``, at a cost independent of n: by the mixture below, :math:`m_v \sim
+    \mathrm{Binomial}(n_v, λ)` users of value v output uniformly on :math:`C_v` and the other :math:`n − \sum m` uniformly on [K]
     (row 0 of H); the histogram of all outputs is drawn by halving the Hadamard cube one bit at a time
     with the classes (row, side) merged (``_hadamard_tree``, ≈ 2(d + 1)·log2 K + 2K binomial draws);
-    then the FWHT aggregation. *Choice*: the mixture rather than the sides (Binomial(n_v, p)
-    users on C_v, the rest on C̄_v; the same law) because the uninformative users then travel in
+    then the FWHT aggregation. *Choice*: the mixture rather than the sides (:math:`\mathrm{Binomial}(n_v, p)`
+    users on :math:`C_v`, the rest on :math:`\bar C_v`; the same law) because the uninformative users then travel in
     row 0's one class per prefix, so the row classes hold λn users instead of n and more of their
     binomials are small, cheap bit counts (``tree_histogram`` alone at n = 10⁹, d = 42,178, ε = 1:
     0.036 → 0.023 s CPU, BENCHMARKS.md).
     O(K log K + d).
 
     ``sample_counts_mixture`` (the path before the tree sampler; used when λn < K·log2(K)/4) uses the
-    mixture "w.p. λ = 2p − 1 = tanh(ε/2) uniform on C_v, otherwise uniform on [K]" (indeed
-    Pr[y ∈ C_v] = λ + (1 − λ)/2 = p and Pr[y] is constant on each side): m_v ~ Binomial(n_v, λ)
-    informative users per value; the rest pooled into one Multinomial(n − Σm, uniform on [K]); the
-    informative outputs of each value are drawn exactly either per user (the C_v sampler above,
-    O(m_v)) or as Multinomial(m_v, uniform on [K]) folded onto C_v by the same 2-to-1 map (O(K)),
-    whichever is cheaper for that value (m_v > K/4: fold). Cost O(Σ_v min(m_v, K) + K log K + d).
+    mixture "w.p. λ = 2p − 1 = tanh(ε/2) uniform on :math:`C_v`, otherwise uniform on [K]" (indeed
+    :math:`\Pr[y ∈ C_v] = λ + (1 − λ)/2 = p` and Pr[y] is constant on each side): :math:`m_v \sim \mathrm{Binomial}(n_v, λ)`
+    informative users per value; the rest pooled into one :math:`\mathrm{Multinomial}(n − \sum m, \text{uniform on } [K])`; the
+    informative outputs of each value are drawn exactly either per user (the :math:`C_v` sampler above,
+    :math:`O(m_v)`) or as :math:`\mathrm{Multinomial}(m_v, \text{uniform on } [K])` folded onto :math:`C_v` by the same 2-to-1 map (O(K)),
+    whichever is cheaper for that value (:math:`m_v > K/4`: fold). Cost :math:`O(\sum_v \min(m_v, K) + K \log K + d)`.
 
     Parameters
     ----------
@@ -136,7 +136,7 @@ class HR(FrequencyOracle):
         return 1 << 22
 
     def support_size_pmf(self) -> np.ndarray:
-        """Not one law: |C_y ∩ {0..d−1}| differs per output y, so a genuine report has no fixed size law.
+        r"""Not one law: :math:`|C_y ∩ \{0, …, d−1\}|` differs per output y, so a genuine report has no fixed size law.
 
         See ``FrequencyOracle.support_size_pmf``.
 
@@ -172,7 +172,7 @@ class HR(FrequencyOracle):
 
     # -- the real protocol -----------------------------------------------------------------------
     def _to_side(self, v: np.ndarray, y: np.ndarray, inside: np.ndarray) -> np.ndarray:
-        """Map uniform y ∈ [K] to a uniform element of C_v (inside) or of its complement."""
+        """Map uniform y ∈ [K] to a uniform element of :math:`C_v` (inside) or of its complement."""
         row = v + 1
         in_cv = _parity(row & y) == 0
         return np.where(in_cv == inside, y, y ^ (row & -row))
@@ -191,7 +191,7 @@ class HR(FrequencyOracle):
         return (n + F[1:self.d + 1]) // 2  # n + F is even: it is twice a count
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """c_v = (n + (H·N)_{v+1})/2 from the output histogram N (module notes); ``device``
+        """:math:`c_v = (n + (H·N)_{v+1})/2` from the output histogram N (module notes); ``device``
         (see the base class) counts N, the FWHT runs on the CPU.
 
         Parameters
@@ -215,7 +215,7 @@ class HR(FrequencyOracle):
         return self._counts_from_histogram(kernels.checked_histogram(reports, self.K, "reports", device))
 
     def support_matrix(self, reports) -> np.ndarray:
-        """(m, d) bool: output y supports v iff y ∈ C_v, i.e. H[v+1, y] = +1.
+        """(m, d) bool: output y supports v iff :math:`y ∈ C_v`, i.e. H[v+1, y] = +1.
 
         See ``FrequencyOracle.support_matrix``.
 
@@ -231,7 +231,7 @@ class HR(FrequencyOracle):
         return _parity(self._rows[None, :] & y[:, None]) == 0
 
     def aggregate_naive(self, reports) -> np.ndarray:
-        """Reference aggregator: c_v = #{i : H[v+1, y_i] = +1} by direct evaluation (O(n·d)); for tests.
+        r"""Reference aggregator: :math:`c_v = \#\{i : H[v+1, y_i] = +1\}` by direct evaluation (O(n·d)); for tests.
 
         Parameters
         ----------
@@ -285,7 +285,7 @@ class HR(FrequencyOracle):
         return self.sample_counts_tree(tc, rng)
 
     def sample_counts_tree(self, true_counts, rng) -> np.ndarray:
-        """Exact in joint law, cost independent of n: m_v ~ Binomial(n_v, λ) users uniform on C_v, the
+        r"""Exact in joint law, cost independent of n: :math:`m_v \sim \mathrm{Binomial}(n_v, λ)` users uniform on :math:`C_v`, the
         rest uniform on [K] (the mixture, class docstring), then the output histogram by
         ``_hadamard_tree.tree_histogram`` (≈ 2(d + 1)·log2 K + 2K binomial draws), then the FWHT
         aggregation.
@@ -293,7 +293,7 @@ class HR(FrequencyOracle):
         Parameters
         ----------
         true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0, at least one user.
+            True histogram :math:`n_v ≥ 0`, at least one user.
         rng : int, numpy.random.Generator or "secure"
 
         Returns
@@ -323,14 +323,14 @@ class HR(FrequencyOracle):
         return self._counts_from_histogram(tree_histogram(informative, np.zeros(K, dtype=np.int64), gen))
 
     def sample_counts_mixture(self, true_counts, rng) -> np.ndarray:
-        """The pre-tree exact path: the reference of the tree in the tests, and ``sample_counts`` at small
-        λn; the mixture and its O(Σ_v min(m_v, K)) cost are in the class docstring (2.8 s at
+        r"""The pre-tree exact path: the reference of the tree in the tests, and ``sample_counts`` at small
+        λn; the mixture and its :math:`O(\sum_v \min(m_v, K))` cost are in the class docstring (2.8 s at
         n = 10⁹, d = 42,178).
 
         Parameters
         ----------
         true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0, at least one user.
+            True histogram :math:`n_v ≥ 0`, at least one user.
         rng : int, numpy.random.Generator or "secure"
 
         Returns
@@ -405,7 +405,7 @@ class HR(FrequencyOracle):
         return check_values(reports, self.K, "reports")
 
     def output_distribution(self) -> np.ndarray:
-        """Pr[y | v] = 2p/K on C_v, 2(1 − p)/K off it; shape (d, K).
+        """Pr[y | v] = 2p/K on :math:`C_v`, 2(1 − p)/K off it; shape (d, K).
 
         See ``FrequencyOracle.output_distribution``.
 
@@ -430,7 +430,7 @@ class HR(FrequencyOracle):
                         2.0 * math.exp(-self.epsilon) / (1.0 + math.exp(-self.epsilon)) / self.K)
 
     def output_supports(self) -> np.ndarray:
-        """Output y supports v iff y ∈ C_v (the row of v has even parity with y), shape (d, K).
+        """Output y supports v iff :math:`y ∈ C_v` (the row of v has even parity with y), shape (d, K).
 
         See ``FrequencyOracle.output_supports``.
 

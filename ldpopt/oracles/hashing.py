@@ -65,7 +65,7 @@ def keyed_words(keys, values) -> np.ndarray:
 
 
 def keyed_hash(keys, values, g: int) -> np.ndarray:
-    """H_s(v) = mix64(s + (v + 1)·γ) mod g (module notes), broadcasting ``keys`` (any 64-bit
+    r""":math:`H_s(v) = \mathrm{mix64}(s + (v + 1)·γ) \bmod g` (module notes), broadcasting ``keys`` (any 64-bit
     integers; int64 keys are read as their uint64 bit pattern) against ``values``; int64 result."""
     z = keyed_words(keys, values)
     _reduce_inplace(z, g)
@@ -89,7 +89,7 @@ def keyed_reports(reports, bound: int, key: str, value: str) -> tuple[np.ndarray
 
 
 class OLH(IndependentSupports):
-    """Optimized Local Hashing (arXiv §2.4; Wang et al. 2017 §4.4) with the keyed random-function
+    r"""Optimized Local Hashing (arXiv §2.4; Wang et al. 2017 §4.4) with the keyed random-function
     hash family of the module notes.
 
     Parameters
@@ -99,8 +99,8 @@ class OLH(IndependentSupports):
     d : int
         Domain size (values 0 … d−1), d ≥ 2.
     g : int, optional
-        Hash range; default round(e^ε + 1), at least 2, capped at 2^30. Must be an integer in
-        [2, 2^30].
+        Hash range; default round(:math:`e^ε` + 1), at least 2, capped at 2³⁰. Must be an integer in
+        [2, 2³⁰].
 
     Raises
     ------
@@ -109,12 +109,12 @@ class OLH(IndependentSupports):
 
     Notes
     -----
-    p = e^ε/(e^ε + g − 1), q = 1/g.
+    :math:`p = e^ε/(e^ε + g − 1)`, q = 1/g.
 
     Reports: ``perturb`` returns an (n, 2) int64 array whose rows are (s, r): the user's 64-bit hash key s
     (its bit pattern stored as int64) and the randomised hash value r ∈ [0, g).
 
-    ``sample_counts`` draws c_v = Binomial(n_v, p) + Binomial(n − n_v, q) independently over v, which
+    ``sample_counts`` draws :math:`c_v = \mathrm{Binomial}(n_v, p) + \mathrm{Binomial}(n − n_v, q)` independently over v, which
     is the exact joint law of the real protocol's counts under the random-function family (module
     notes), so ``sample_counts_exact = True``.
 
@@ -199,7 +199,7 @@ class OLH(IndependentSupports):
         return (ReportColumn("seed", "int64"), ReportColumn("hash", "int64"))
 
     def hash(self, keys, v) -> np.ndarray:
-        """H_s(v) for int64 keys s and values v (broadcasting); see :func:`keyed_hash`.
+        """:math:`H_s(v)` for int64 keys s and values v (broadcasting); see :func:`keyed_hash`.
 
         Parameters
         ----------
@@ -225,8 +225,8 @@ class OLH(IndependentSupports):
 
     # -- the real protocol -----------------------------------------------------------------------
     def perturb(self, values, rng) -> np.ndarray:
-        """Each user draws a uniform 64-bit key s (their own hash function) and reports
-        (s, GRR_g(H_s(v))).
+        r"""Each user draws a uniform 64-bit key s (their own hash function) and reports
+        :math:`(s, \mathrm{GRR}_g(H_s(v)))`.
 
         See ``FrequencyOracle.perturb``.
 
@@ -256,7 +256,7 @@ class OLH(IndependentSupports):
         return keyed_reports(reports, self.g, "s", "r")
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """Support counts c_v = #{i : H_{s_i}(v) = r_i}: every user's d hashes (O(n·d); the family
+        r"""Support counts :math:`c_v = \#\{i : H_{s_i}(v) = r_i\}`: every user's d hashes (O(n·d); the family
         has no structure to exploit, see the module notes). ``device`` (see the base class):
         ``"numpy"`` is the reference below, in blocks of users with preallocated buffers, the same
         arithmetic as :func:`keyed_hash`; the others are :func:`ldpopt.kernels.hash_counts`.
@@ -303,7 +303,7 @@ class OLH(IndependentSupports):
 
     # -- the fast path ---------------------------------------------------------------------------
     def sample_counts(self, true_counts, rng) -> np.ndarray:
-        """c_v = Binomial(n_v, p) + Binomial(n − n_v, 1/g), independently over v: the exact joint
+        r""":math:`c_v = \mathrm{Binomial}(n_v, p) + \mathrm{Binomial}(n − n_v, 1/g)`, independently over v: the exact joint
         law under the random-function family (module notes). O(d).
 
         See ``FrequencyOracle.sample_counts``.
@@ -331,8 +331,8 @@ class OLH(IndependentSupports):
                              f"(d={self.d}); use a smaller d")
 
     def output_index(self, reports) -> np.ndarray:
-        """Column of ``output_distribution`` for each report: its support set Y as the bit mask
-        Σ_{u∈Y} 2^u (only where the output space is enumerable).
+        r"""Column of ``output_distribution`` for each report: its support set Y as the bit mask
+        :math:`\sum_{u∈Y} 2^u` (only where the output space is enumerable).
 
         Parameters
         ----------
@@ -346,7 +346,7 @@ class OLH(IndependentSupports):
         Raises
         ------
         ValueError
-            If d·2^d is too large to enumerate.
+            If :math:`d·2^d` is too large to enumerate.
 
         Examples
         --------
@@ -360,16 +360,20 @@ class OLH(IndependentSupports):
         return self.support_matrix(reports).astype(np.int64) @ (np.int64(1) << np.arange(self.d, dtype=np.int64))
 
     def output_distribution(self) -> np.ndarray:
-        """Exact Pr[Y | v] of the report's support set Y = {u : H(u) = r}, shape (d, 2^d), column j the
+        r"""Exact Pr[Y | v] of the report's support set Y = {u : H(u) = r}, shape :math:`(d, 2^d)`, column j the
         set {u : bit u of j is 1} (the order of :meth:`output_index`).
 
         See ``FrequencyOracle.output_distribution``.
 
-        Enumerating the g^d·g reports ⟨H, r⟩ themselves is hopeless beyond tiny g; the support set
-        loses nothing: Pr[⟨H, r⟩ | v] = g^−d·(p' if v ∈ Y else (1 − p')/(g − 1)) depends on v only
-        through 1[v ∈ Y], so reports with the same Y have the same likelihood ratios (privacy) and
-        the same contribution to the counts. For each r, the functions with H^−1(r) = Y number
-        (g − 1)^(d−|Y|), hence Pr[Y | v] = g·(g − 1)^(d−|Y|)·g^−d·(p' if v ∈ Y else (1 − p')/(g − 1)).
+        Enumerating the :math:`g^d·g` reports ⟨H, r⟩ themselves is hopeless beyond tiny g; the support set
+        loses nothing: :math:`\Pr[⟨H, r⟩ \mid v] = g^{−d}·(p' \text{ if } v ∈ Y \text{ else } (1 − p')/(g − 1))` depends on v only
+        through :math:`1[v ∈ Y]`, so reports with the same Y have the same likelihood ratios (privacy) and
+        the same contribution to the counts. For each r, the functions with :math:`H^{−1}(r) = Y` number
+        :math:`(g − 1)^{d−|Y|}`, hence
+
+        .. math::
+
+            \Pr[Y \mid v] = g·(g − 1)^{d−|Y|}·g^{−d}·(p' \text{ if } v ∈ Y \text{ else } (1 − p')/(g − 1)).
 
         Returns
         -------
@@ -390,7 +394,7 @@ class OLH(IndependentSupports):
         return np.where(S, self._keep, self._move_each) * np.exp(logw)[None, :]
 
     def support_columns(self, reports, values) -> np.ndarray:
-        """See ``FrequencyOracle.support_columns``: a report (s, r) supports v where H_s(v) = r, hashing
+        """See ``FrequencyOracle.support_columns``: a report (s, r) supports v where :math:`H_s(v) = r`, hashing
         only ``values``; ``reports`` is the (m, 2) int64 array :meth:`perturb` returned.
 
         Examples
@@ -407,9 +411,9 @@ class OLH(IndependentSupports):
         return self.hash(s[:, None], v[None, :]) == r[:, None]
 
     def support_matrix(self, reports=None) -> np.ndarray:
-        """Per-report support, bool (m, d): report (s, r) supports v iff H_s(v) = r.
+        r"""Per-report support, bool (m, d): report (s, r) supports v iff :math:`H_s(v) = r`.
 
-        Called without ``reports``: the (d, 2^d) enumeration of the support sets, column j = the set
+        Called without ``reports``: the :math:`(d, 2^d)` enumeration of the support sets, column j = the set
         {u : bit u of j is 1}, same column order and size limit as :meth:`output_distribution`.
 
         Parameters
@@ -419,12 +423,12 @@ class OLH(IndependentSupports):
 
         Returns
         -------
-        ndarray of bool, shape (m, d) or (d, 2^d)
+        ndarray of bool, shape (m, d) or :math:`(d, 2^d)`
 
         Raises
         ------
         ValueError
-            If the reports are malformed, or (without reports) d·2^d is too large to enumerate.
+            If the reports are malformed, or (without reports) :math:`d·2^d` is too large to enumerate.
 
         Examples
         --------
@@ -457,7 +461,7 @@ class OLH(IndependentSupports):
 
 class BLH(OLH):
     """Binary Local Hashing: OLH with g = 2 (arXiv §2.4 "Random Matrix Projection … local hash with g
-    fixed at 2"; Wang et al. 2017 §4.4). Same exact hash family, p = e^ε/(e^ε + 1).
+    fixed at 2"; Wang et al. 2017 §4.4). Same exact hash family, :math:`p = e^ε/(e^ε + 1)`.
 
     Parameters
     ----------

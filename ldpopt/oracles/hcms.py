@@ -40,7 +40,7 @@ class HCMS(SketchOracle):
     hash_seed : int, default 0
         Seed of the fixed hash family.
     buckets : int array (k, d), optional
-        Another implementation's family as its table h_l(v).
+        Another implementation's family as its table :math:`h_l(v)`.
 
     Raises
     ------
@@ -89,7 +89,7 @@ class HCMS(SketchOracle):
 
     @property
     def p(self) -> float:
-        """Pr[a report supports its own value] = 1/(1 + e^{−ε}) (the pure view, module notes).
+        """Pr[a report supports its own value] = :math:`1/(1 + e^{−ε})` (the pure view, module notes).
 
         Examples
         --------
@@ -119,7 +119,7 @@ class HCMS(SketchOracle):
 
     @property
     def c_epsilon(self) -> float:
-        """Apple's c_ε = (e^ε + 1)/(e^ε − 1).
+        """Apple's :math:`c_ε = (e^ε + 1)/(e^ε − 1)`.
 
         Examples
         --------
@@ -133,7 +133,7 @@ class HCMS(SketchOracle):
         return 1.0 / math.tanh(self.epsilon / 2)
 
     def chunk_size(self) -> int:
-        """Reports per block when HCMS reports are simulated or aggregated in blocks: 2^20 (its
+        """Reports per block when HCMS reports are simulated or aggregated in blocks: 2²⁰ (its
         reports are three integers each).
 
         Returns
@@ -154,7 +154,7 @@ class HCMS(SketchOracle):
     # -- the real protocol -----------------------------------------------------------------------
     def perturb(self, values, rng) -> np.ndarray:
         """Each user's report: a uniform hash index j, a uniform Hadamard row l and the sign
-        H[l, h_j(v)], kept w.p. p = e^ε/(1 + e^ε) and flipped otherwise.
+        :math:`H[l, h_j(v)]`, kept w.p. :math:`p = e^ε/(1 + e^ε)` and flipped otherwise.
 
         Parameters
         ----------
@@ -205,7 +205,7 @@ class HCMS(SketchOracle):
         return r
 
     def sketch(self, reports, device=None) -> tuple[np.ndarray, np.ndarray]:
-        """(z, N): z[j, l] = Σ y over reports with (j, l) (int64 (k, m)), N[j] = #{reports with j}.
+        r"""(z, N): :math:`z[j, l] = \sum y` over reports with (j, l) (int64 (k, m)), N[j] = #{reports with j}.
         ``device``: "numpy" (the reference: one ``bincount``), "cpu" (one fused pass with the checks,
         :func:`ldpopt.kernels.sketch.signed_cell_sums`) or None/"auto" (the kernel for large inputs when
         Numba is installed); the same sketch either way.
@@ -254,7 +254,7 @@ class HCMS(SketchOracle):
         return z, np.bincount(r[:, 0], minlength=self.k).astype(np.int64)
 
     def counts_from_sketch(self, z, N, device: str = "numpy") -> np.ndarray:
-        """Support counts c_v = (n + Σ_j (H z_j)[h_j(v)])/2 (exact int64); the transform on numpy or,
+        r"""Support counts :math:`c_v = (n + \sum_j (H z_j)[h_j(v)])/2` (exact int64); the transform on numpy or,
         with ``device="cpu"``, :func:`ldpopt.kernels.sketch.fwht_rows` (the same integers).
 
         Parameters
@@ -296,7 +296,7 @@ class HCMS(SketchOracle):
         return (n + self._gather(T)) // 2
 
     def sketch_matrix(self, z, N=None) -> np.ndarray:
-        """Apple's transformed matrix M Hᵀ with M = k c_ε z.
+        """Apple's transformed matrix :math:`M H^T` with :math:`M = k c_ε z`.
 
         Parameters
         ----------
@@ -354,7 +354,7 @@ class HCMS(SketchOracle):
         return self.counts_from_sketch(*self.sketch(r, dev), device=dev)
 
     def support_matrix(self, reports=None) -> np.ndarray:
-        """Which values each report supports: y·H[l, h_j(v)] = +1 (bool (n, d)); with no reports,
+        """Which values each report supports: :math:`y·H[l, h_j(v)] = +1` (bool (n, d)); with no reports,
         :meth:`output_supports`.
 
         Parameters

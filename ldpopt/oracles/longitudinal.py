@@ -62,10 +62,10 @@ def _solve_increasing(fun, target: float, lo: float, hi: float) -> float:
 
 
 class LongitudinalOracle(FrequencyOracle):
-    """Mixin of the memoised oracles: PRR (p₁, q₁) with ε∞ = ``epsilon``, IRR (p₂, q₂) with one report
+    r"""Mixin of the memoised oracles: PRR (p₁, q₁) with :math:`ε_\infty` = ``epsilon``, IRR (p₂, q₂) with one report
     ε₁-LDP; one round's report is the pure oracle with the composed (p, q) (module notes).
 
-    ``epsilon`` is ε∞, the bound on what any number of reports of one value reveal; ``eps_1`` (< ε∞)
+    ``epsilon`` is :math:`ε_\infty`, the bound on what any number of reports of one value reveal; ``eps_1`` (< :math:`ε_\infty`)
     is one report's exact ε."""
 
     structural: ClassVar[tuple[str, ...]] = ("eps_1",)
@@ -87,7 +87,7 @@ class LongitudinalOracle(FrequencyOracle):
 
     # -- what each oracle states: its two rounds ------------------------------------------------
     def _prr(self) -> tuple[float, float]:
-        """(p₁, q₁) of the memo at ε∞."""
+        r"""(p₁, q₁) of the memo at :math:`ε_\infty`."""
         raise NotImplementedError
 
     def _solve_irr(self) -> tuple[float, float]:
@@ -178,7 +178,7 @@ class LongitudinalOracle(FrequencyOracle):
         raise NotImplementedError
 
     def epsilon_rounds(self, tau: int) -> float:
-        """Exact ε of a user's τ reports of one constant value (closed form, module notes).
+        r"""Exact ε of a user's τ reports of one constant value (closed form, module notes).
 
         Parameters
         ----------
@@ -188,7 +188,7 @@ class LongitudinalOracle(FrequencyOracle):
         Returns
         -------
         float
-            ε(τ): ``eps_1`` at τ = 1, increasing to ε∞ (``epsilon``) as τ grows.
+            ε(τ): ``eps_1`` at τ = 1, increasing to :math:`ε_\infty` (``epsilon``) as τ grows.
 
         Examples
         --------
@@ -203,7 +203,7 @@ class LongitudinalOracle(FrequencyOracle):
 
     def rounds_channel(self, tau: int) -> Channel:
         """The exact law of a user's τ reports of one value, as a :class:`Channel` (enumeration; small
-        d and τ only): rows the joint outputs (y₁, …, y_τ), y₁ most significant, columns the values.
+        d and τ only): rows the joint outputs :math:`(y_1, …, y_τ)`, y₁ most significant, columns the values.
 
         Parameters
         ----------
@@ -231,7 +231,7 @@ class LongitudinalOracle(FrequencyOracle):
         raise NotImplementedError
 
     def epsilon_horizon(self, tau: int, distinct_values: int = 1, relation: str = "any") -> HorizonEpsilon:
-        """The whole-horizon ε of a user who reports τ rounds and holds at most ``distinct_values`` distinct
+        r"""The whole-horizon ε of a user who reports τ rounds and holds at most ``distinct_values`` distinct
         values over them, under the neighbouring relation ``relation`` (:mod:`ldpopt.oracles.horizon`).
 
         ``"any"`` (default, the usual relation: any two value sequences): ε(τ) (:meth:`epsilon_rounds`)
@@ -239,12 +239,12 @@ class LongitudinalOracle(FrequencyOracle):
         round is one report, every later one the instantaneous response of a memo whose posterior the
         two sequences may move anywhere; ε_IRR is that response's own ε over any two memos). When the
         user may change value, her reports reveal *when* — which rounds share a memo — and that leak
-        grows with τ: it is not bounded by ε∞ per distinct value.
+        grows with τ: it is not bounded by :math:`ε_\infty` per distinct value.
 
         ``"memo-pattern"`` (which rounds share a memo is public: when the value changed and to which
         earlier value it returned): the memos are independent, so the charges add — the largest
         Σ ε(n_j) over at most ``distinct_values`` memos serving n₁ + … + n_j = τ rounds, at most
-        ``distinct_values``·ε∞ (exact for L-GRR and the L-UE family by enumeration at d, τ ≤ 3; L-RAPPOR's sums
+        ``distinct_values``·:math:`ε_\infty` (exact for L-GRR and the L-UE family by enumeration at d, τ ≤ 3; L-RAPPOR's sums
         the paper's bound per memo).
 
         Parameters
@@ -390,7 +390,7 @@ EPS1_RATIO = 0.5
 
 
 def _check_eps_pair(epsilon, eps_1) -> tuple[float, float]:
-    """(ε∞, ε₁) checked: ε₁ defaults to :data:`EPS1_RATIO`·ε∞ and must be < ε∞."""
+    r"""(:math:`ε_\infty`, ε₁) checked: ε₁ defaults to :data:`EPS1_RATIO`·:math:`ε_\infty` and must be < :math:`ε_\infty`."""
     epsilon = check_epsilon(epsilon, "epsilon")
     eps_1 = EPS1_RATIO * epsilon if eps_1 is None else check_epsilon(eps_1, "eps_1")
     if not eps_1 < epsilon:
@@ -467,13 +467,13 @@ def _tau_fold(P2: np.ndarray, tau: int) -> np.ndarray:
 
 
 class LGRR(LongitudinalOracle, GRR):
-    """L-GRR: GRR(ε∞) memo, then GRR(ε₂) per round, ε₂ solved so one report is ε₁-LDP (Arcolezi et al.
+    r"""L-GRR: GRR(:math:`ε_\infty`) memo, then GRR(ε₂) per round, ε₂ solved so one report is ε₁-LDP (Arcolezi et al.
     arXiv:2111.04636 §3.1; the library's closed form for p₂).
 
     Parameters
     ----------
     epsilon : float
-        ε∞ of the memo, > 0.
+        :math:`ε_\infty` of the memo, > 0.
     d : int
         Domain size, >= 2.
     eps_1 : float, optional
@@ -668,13 +668,13 @@ class _LongitudinalUnary(LongitudinalOracle, _UnaryEncoding):
 
 
 class LSUE(_LongitudinalUnary):
-    """L-SUE (basic one-hash RAPPOR's memoised path: symmetric flips in both rounds; Erlingsson et al.
+    r"""L-SUE (basic one-hash RAPPOR's memoised path: symmetric flips in both rounds; Erlingsson et al.
     CCS 2014 §3; Arcolezi et al. arXiv:2111.04636).
 
     Parameters
     ----------
     epsilon : float
-        ε∞ of the memo, > 0.
+        :math:`ε_\infty` of the memo, > 0.
     d : int
         Domain size, >= 2.
     eps_1 : float, optional
@@ -694,12 +694,12 @@ class LSUE(_LongitudinalUnary):
 
 
 class LSOUE(_LongitudinalUnary):
-    """L-SOUE: SUE memo, OUE instantaneous response (Arcolezi et al. arXiv:2111.04636).
+    r"""L-SOUE: SUE memo, OUE instantaneous response (Arcolezi et al. arXiv:2111.04636).
 
     Parameters
     ----------
     epsilon : float
-        ε∞ of the memo, > 0.
+        :math:`ε_\infty` of the memo, > 0.
     d : int
         Domain size, >= 2.
     eps_1 : float, optional
@@ -719,12 +719,12 @@ class LSOUE(_LongitudinalUnary):
 
 
 class LOUE(_LongitudinalUnary):
-    """L-OUE: OUE memo, OUE instantaneous response (Arcolezi et al. arXiv:2111.04636).
+    r"""L-OUE: OUE memo, OUE instantaneous response (Arcolezi et al. arXiv:2111.04636).
 
     Parameters
     ----------
     epsilon : float
-        ε∞ of the memo, > 0.
+        :math:`ε_\infty` of the memo, > 0.
     d : int
         Domain size, >= 2.
     eps_1 : float, optional
@@ -744,13 +744,13 @@ class LOUE(_LongitudinalUnary):
 
 
 class LOSUE(_LongitudinalUnary):
-    """L-OSUE: OUE memo, symmetric instantaneous response (Arcolezi et al. arXiv:2111.04636; their
+    r"""L-OSUE: OUE memo, symmetric instantaneous response (Arcolezi et al. arXiv:2111.04636; their
     recommended L-UE).
 
     Parameters
     ----------
     epsilon : float
-        ε∞ of the memo, > 0.
+        :math:`ε_\infty` of the memo, > 0.
     d : int
         Domain size, >= 2.
     eps_1 : float, optional
@@ -793,22 +793,22 @@ def _lgrr_rounds(p1: float, q1: float, p2: float, q2: float, k: int, tau: int) -
 
 
 class LOLOHA(LongitudinalOracle, OLH):
-    """LOLOHA: each user draws her hash H: D → [g] once (a 64-bit key, OLH's keyed hash), memoises
-    GRR_g(ε∞) of H(v) — one memo per *hashed* value — and reports (key, GRR_g(ε₂)(memo)) every round,
+    r"""LOLOHA: each user draws her hash H: D → [g] once (a 64-bit key, OLH's keyed hash), memoises
+    GRR_g(:math:`ε_\infty`) of H(v) — one memo per *hashed* value — and reports (key, GRR_g(ε₂)(memo)) every round,
     ε₂ solved so one report is exactly ε₁-LDP (Arcolezi, Pinzón, Palamidessi & Gambs, "Frequency
     estimation of evolving data under local differential privacy", EDBT 2023, §4; ``hharcolezi/LOLOHA``).
 
     One report supports {u : H(u) = r}: p = p₁p₂ + (1 − p₁)q₂ (L-GRR on [g]), q = 1/g (OLH's random-function
     argument). A value's τ reports reveal L-GRR on [g]'s ε(τ) (the key is independent of v); a user
     who holds k distinct values has at most min(k, g) memos, so when the pattern of her hashed values
-    is public (``relation="memo-pattern"``) the horizon charge is at most min(k, g)·ε∞ (LOLOHA's
-    reduction by up to k/g against L-GRR's k·ε∞); between any two sequences the hash's collisions
+    is public (``relation="memo-pattern"``) the horizon charge is at most min(k, g)·:math:`ε_\infty` (LOLOHA's
+    reduction by up to k/g against L-GRR's k·:math:`ε_\infty`); between any two sequences the hash's collisions
     reveal that pattern, and :meth:`epsilon_horizon` charges the chain rule over rounds.
 
     Parameters
     ----------
     epsilon : float
-        ε∞ of the memo, > 0.
+        :math:`ε_\infty` of the memo, > 0.
     d : int
         Domain size, >= 2.
     eps_1 : float, optional
@@ -874,20 +874,20 @@ class LOLOHA(LongitudinalOracle, OLH):
         return min(int(distinct_values), self.g)  # one memo per hashed value (EDBT 2023 §4)
 
     def rounds_channel(self, tau: int) -> Channel:
-        """The exact law of (H, r₁, …, r_τ) given v, over every function H: [d] → [g] (g^d of them, each
-        w.p. g^−d) — tiny d and g only.
+        """The exact law of :math:`(H, r_1, …, r_τ)` given v, over every function H: [d] → [g] (:math:`g^d` of them, each
+        w.p. :math:`g^{-d}`) — tiny d and g only.
 
         See ``LongitudinalOracle.rounds_channel``.
 
         Returns
         -------
         Channel
-            Rows (H, r₁, …, r_τ), H major, r₁ most significant; columns the values.
+            Rows :math:`(H, r_1, …, r_τ)`, H major, r₁ most significant; columns the values.
 
         Raises
         ------
         ValueError
-            If g^d·g^τ exceeds 65,536.
+            If :math:`g^d·g^τ` exceeds 65,536.
 
         Examples
         --------
@@ -977,14 +977,14 @@ class LOLOHA(LongitudinalOracle, OLH):
 
 
 class DBitFlipPM(FrequencyOracle):
-    """dBitFlipPM (Ding, Kulkarni & Yekhanin, "Collecting telemetry data privately", NeurIPS 2017, §3):
+    r"""dBitFlipPM (Ding, Kulkarni & Yekhanin, "Collecting telemetry data privately", NeurIPS 2017, §3):
     each user samples ``bits`` distinct indices S of [d] once (permanent), and for her value v reports
-    bit u ∈ S as 1 w.p. e^{ε/2}/(e^{ε/2} + 1) if u = v, else 1/(e^{ε/2} + 1); the bits are memoised per
+    bit :math:`u ∈ S` as 1 w.p. :math:`e^{ε/2}/(e^{ε/2} + 1)` if u = v, else :math:`1/(e^{ε/2} + 1)`; the bits are memoised per
     value (permanent memoisation: a user who keeps her value sends the same report every round). Here
     the buckets are the d values themselves (Ding's b = d).
 
     A report (an int8 row of d entries: −1 not sampled, else the bit) supports the sampled indices with
-    bit 1, so one round is a pure oracle with p = (bits/d)·e^{ε/2}/(e^{ε/2} + 1), q = (bits/d)/(e^{ε/2} + 1)
+    bit 1, so one round is a pure oracle with :math:`p = (\mathtt{bits}/d)·e^{ε/2}/(e^{ε/2} + 1)`, :math:`q = (\mathtt{bits}/d)/(e^{ε/2} + 1)`
     and f̃ = (c/n − q)/(p − q) (unbiased, Eq. 2 variance). Ding's own estimator divides by the observed
     number of users who sampled v instead of its mean n·bits/d (:meth:`ding_estimate`; also unbiased).
     ε of one report, and of any number of reports of one value: ε when bits ≥ 2 (two differing bits of
@@ -1173,7 +1173,7 @@ class DBitFlipPM(FrequencyOracle):
         return columns[0].astype(np.int8) - 1
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """c_v = number of reports that sampled v with bit 1, counted with numpy (dBitFlipPM has no
+        """:math:`c_v` = number of reports that sampled v with bit 1, counted with numpy (dBitFlipPM has no
         kernel: ``kernel_devices`` is empty).
 
         Parameters
@@ -1207,7 +1207,7 @@ class DBitFlipPM(FrequencyOracle):
         return self._check_reports(reports) == 1
 
     def ding_estimate(self, reports) -> np.ndarray:
-        """Ding et al.'s estimate (§3): (d/(n·bits)) Σ_{i : v ∈ S_i} (b_iv(e^{ε/2} + 1) − 1)/(e^{ε/2} − 1).
+        r"""Ding et al.'s estimate (§3): :math:`(d/(n·\mathtt{bits})) \sum_{i : v ∈ S_i} (b_{iv}(e^{ε/2} + 1) − 1)/(e^{ε/2} − 1)`.
 
         Parameters
         ----------
@@ -1254,11 +1254,11 @@ class DBitFlipPM(FrequencyOracle):
         return self.aggregate(self.perturb(np.repeat(np.arange(self.d), tc), rng))
 
     def output_distribution(self) -> np.ndarray:
-        """Exact Pr[(S, bits on S) | v], shape (d, C(d, bits)·2^bits), outputs in :meth:`output_supports`'s order.
+        r"""Exact Pr[(S, bits on S) | v], shape :math:`(d, C(d, \mathtt{bits})·2^\mathtt{bits})`, outputs in :meth:`output_supports`'s order.
 
         Returns
         -------
-        ndarray, shape (d, C(d, bits)·2^bits)
+        ndarray, shape :math:`(d, C(d, \mathtt{bits})·2^\mathtt{bits})`
 
         Raises
         ------
@@ -1295,16 +1295,16 @@ class DBitFlipPM(FrequencyOracle):
 
 
 class LRAPPOR(LongitudinalOracle, RAPPOR):
-    """RAPPOR's memoised path with a Bloom filter of h hashes (Erlingsson, Pihur & Korolova, CCS 2014 §3):
+    r"""RAPPOR's memoised path with a Bloom filter of h hashes (Erlingsson, Pihur & Korolova, CCS 2014 §3):
     the user's cohort is fixed at enrolment, her permanent response B' (each bit of her value's filter
     flipped to a fair coin w.p. f) is memoised per value, and every round she sends an instantaneous
     response of B' (bit 1 w.p. inst_q if B'_t = 1, inst_p if 0). Each round is one-shot
     :class:`~ldpopt.oracles.rappor.RAPPOR` in law, so it is aggregated and decoded as RAPPOR is (its
     support counts, or the §4 regression on its sketch, :mod:`ldpopt.sketches`).
 
-    Each bit is L-SUE's bit at (ε∞/h, ε₁/h): PRR (p₁, q₁) = (1 − f/2, f/2), IRR (p₂, q₂) = (inst_q, inst_p).
+    Each bit is L-SUE's bit at (:math:`ε_\infty/h`, ε₁/h): PRR (p₁, q₁) = (1 − f/2, f/2), IRR (p₂, q₂) = (inst_q, inst_p).
     *Choice* (the paper fixes p, q instead): the IRR is symmetric, inst_p = 1 − inst_q, solved so that the
-    paper's one-report ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*))) equals ``eps_1``; ε∞ = 2h·ln((1 − f/2)/(f/2)) =
+    paper's one-report :math:`ε_1 = h \ln(q^*(1 − p^*)/(p^*(1 − q^*)))` equals ``eps_1``; :math:`ε_\infty = 2h \ln((1 − f/2)/(f/2))` =
     ``epsilon``. :meth:`epsilon_rounds` is the paper's bound over τ reports, h·(up + down) of one bit
     (exact when a cohort holds two disjoint filters of h bits each); :meth:`exact_epsilon_rounds` is exact
     for the family held (checked against :meth:`rounds_channel`'s enumeration).
@@ -1312,7 +1312,7 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
     Parameters
     ----------
     epsilon : float
-        ε∞ of the memo, > 0.
+        :math:`ε_\infty` of the memo, > 0.
     d : int
         Domain size, >= 2.
     eps_1 : float, optional
@@ -1393,7 +1393,7 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
     q = RAPPOR.q
 
     def memo_support_variance(self, nv: np.ndarray, n: int) -> np.ndarray:
-        """Σ over users of Var[her memo's support of v] (the mean of B' over v's h positions, mixed over
+        """The sum over users of Var[her memo's support of v] (the mean of B' over v's h positions, mixed over
         the cohorts: :meth:`RAPPOR._moments` with the memo's bit probabilities).
 
         See ``LongitudinalOracle.memo_support_variance``.
@@ -1420,7 +1420,7 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
         return float(self.epsilon_one)
 
     def epsilon_rounds(self, tau: int) -> float:
-        """The paper's bound on ε of a user's τ reports of one constant value: h·(up + down) of one memoised
+        r"""The paper's bound on ε of a user's τ reports of one constant value: h·(up + down) of one memoised
         bit (exact when a cohort holds two disjoint filters; :meth:`exact_epsilon_rounds` for the family held).
 
         See ``LongitudinalOracle.epsilon_rounds``.
@@ -1428,7 +1428,7 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
         Returns
         -------
         float
-            At most ``epsilon`` (ε∞); ``eps_1`` at τ = 1.
+            At most ``epsilon`` (:math:`ε_\infty`); ``eps_1`` at τ = 1.
 
         Examples
         --------
@@ -1441,8 +1441,8 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
         return float(min(self.num_hashes * (up + down), self.epsilon))  # the min absorbs rounding at large τ
 
     def exact_epsilon_rounds(self, tau: int) -> float:
-        """ε of τ reports of one value for the family held: max over cohorts and value pairs of
-        |B_v \\\\ B_v'|·up(τ) + |B_v' \\\\ B_v|·down(τ) (the bits are independent given cohort and value).
+        r"""ε of τ reports of one value for the family held: max over cohorts and value pairs of
+        :math:`|B_v \setminus B_{v'}|·\mathrm{up}(τ) + |B_{v'} \setminus B_v|·\mathrm{down}(τ)` (the bits are independent given cohort and value).
 
         Parameters
         ----------
@@ -1463,7 +1463,7 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
         return self._pair_epsilon(*_bit_up_down(self.p1, self.q1, self.p2, self.q2, _check_tau(tau)))
 
     def rounds_channel(self, tau: int) -> Channel:
-        """The exact law of (cohort, S₁, …, S_τ) given v, rows cohort-major then bit 0's τ reports most
+        r"""The exact law of :math:`(\text{cohort}, S_1, …, S_τ)` given v, rows cohort-major then bit 0's τ reports most
         significant (tiny T and τ only).
 
         See ``LongitudinalOracle.rounds_channel``.
@@ -1475,7 +1475,7 @@ class LRAPPOR(LongitudinalOracle, RAPPOR):
         Raises
         ------
         ValueError
-            If cohorts·2^(τ·num_bits) exceeds 2^20.
+            If :math:`\mathtt{cohorts}·2^{τ·\mathtt{num\_bits}}` exceeds :math:`2^{20}`.
 
         Examples
         --------
@@ -1555,8 +1555,8 @@ _BY_NAME = {c.name: c for c in (LGRR, LSUE, LSOUE, LOUE, LOSUE, LOLOHA, LRAPPOR)
 
 
 def longitudinal_oracle(name: str, epsilon: float, d: int, eps_1: float | None = None, **params) -> LongitudinalOracle:
-    """The longitudinal oracle ``name`` ("l-grr", "l-sue", "l-soue", "l-oue", "l-osue", "loloha", "l-rappor";
-    ``params``: LOLOHA's ``g``, L-RAPPOR's filter), ``eps_1`` defaulting to ε∞/2.
+    r"""The longitudinal oracle ``name`` ("l-grr", "l-sue", "l-soue", "l-oue", "l-osue", "loloha", "l-rappor";
+    ``params``: LOLOHA's ``g``, L-RAPPOR's filter), ``eps_1`` defaulting to :math:`ε_\infty`/2.
 
     Examples
     --------

@@ -30,12 +30,12 @@ def _probability(x, name: str) -> float:
 
 
 class RAPPOR(FrequencyOracle):
-    """RAPPOR's Bloom-filter oracle (module notes).
+    r"""RAPPOR's Bloom-filter oracle (module notes).
 
     Parameters
     ----------
     epsilon : float
-        ε_∞ of the permanent response; sets f = 2/(1 + e^{ε/(2h)}).
+        :math:`ε_\infty` of the permanent response; sets :math:`f = 2/(1 + e^{ε/(2h)})`.
     d : int
         Candidate domain size (values 0 … d−1), d ≥ 2.
     num_bits, num_hashes, cohorts : int
@@ -127,7 +127,7 @@ class RAPPOR(FrequencyOracle):
 
     @classmethod
     def from_f(cls, f: float, d: int, num_hashes: int | None = None, **params) -> Self:
-        """Build from the permanent-response probability f ∈ (0, 1) (ε_∞ = 2h·ln((1 − ½f)/(½f)); h from
+        r"""Build from the permanent-response probability f ∈ (0, 1) (:math:`ε_\infty = 2h \ln((1 − f/2)/(f/2))`; h from
         ``num_hashes``, else from a ``positions`` table, else 2).
 
         Parameters
@@ -171,7 +171,7 @@ class RAPPOR(FrequencyOracle):
     # -- probabilities ---------------------------------------------------------------------------
     @property
     def p_star(self) -> float:
-        """Pr[S_t = 1 | B_t = 0] = ½f(p + q) + (1 − f)p.
+        r""":math:`\Pr[S_t = 1 \mid B_t = 0] = \tfrac12 f(p + q) + (1 − f)p`.
 
         Examples
         --------
@@ -184,7 +184,7 @@ class RAPPOR(FrequencyOracle):
 
     @property
     def q_star(self) -> float:
-        """Pr[S_t = 1 | B_t = 1] = ½f(p + q) + (1 − f)q.
+        r""":math:`\Pr[S_t = 1 \mid B_t = 1] = \tfrac12 f(p + q) + (1 − f)q`.
 
         Examples
         --------
@@ -206,7 +206,7 @@ class RAPPOR(FrequencyOracle):
 
     @property
     def epsilon_inf(self) -> float:
-        """The paper's ε_∞ = 2h·ln((1 − ½f)/(½f)) (equals ``epsilon``).
+        r"""The paper's :math:`ε_\infty = 2h \ln((1 − f/2)/(f/2))` (equals ``epsilon``).
 
         Examples
         --------
@@ -219,7 +219,7 @@ class RAPPOR(FrequencyOracle):
 
     @property
     def epsilon_one(self) -> float:
-        """The paper's one-report ε₁ = h·ln(q*(1 − p*)/(p*(1 − q*))) (∞ when p* = 0 or q* = 1).
+        r"""The paper's one-report :math:`ε_1 = h \ln(q^*(1 − p^*)/(p^*(1 − q^*)))` (:math:`\infty` when p* = 0 or q* = 1).
 
         Examples
         --------
@@ -326,7 +326,7 @@ class RAPPOR(FrequencyOracle):
         return B
 
     def design_matrix(self) -> np.ndarray:
-        """X[(c, t), v] = 1[t ∈ B_{c,v}], float (C·T, d): the paper's regression design (§4).
+        """:math:`X[(c, t), v] = 1[t ∈ B_{c,v}]`, float (C·T, d): the paper's regression design (§4).
 
         Returns
         -------
@@ -455,7 +455,7 @@ class RAPPOR(FrequencyOracle):
         return grouped_column_sums(c, bits, self.cohorts, device)
 
     def counts_from_sketch(self, Y, N=None) -> np.ndarray:
-        """Support counts c_v = Σ_c (1/h) Σ_i Y[c, pos_{c,i}(v)] (float, multiples of 1/h).
+        r"""Support counts :math:`c_v = \sum_c (1/h) \sum_i Y[c, \mathrm{pos}_{c,i}(v)]` (float, multiples of 1/h).
 
         Parameters
         ----------
@@ -538,7 +538,7 @@ class RAPPOR(FrequencyOracle):
         Parameters
         ----------
         true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0, at least one user.
+            True histogram :math:`n_v ≥ 0`, at least one user.
         rng : int, numpy.random.Generator or "secure"
 
         Returns
@@ -597,7 +597,7 @@ class RAPPOR(FrequencyOracle):
         return mu @ f, var_in + var_between
 
     def bias_given_hashes(self, f) -> np.ndarray:
-        """E[f̃_v | family] − f_v at true frequencies f, exact for the family held.
+        r""":math:`E[\tilde f_v \mid \text{family}] − f_v` at true frequencies f, exact for the family held.
 
         Parameters
         ----------
@@ -624,7 +624,7 @@ class RAPPOR(FrequencyOracle):
         return (mean - self.q * np.sum(f)) / (self.p - self.q) - np.asarray(f, dtype=np.float64)
 
     def variance_given_hashes(self, f, n: int) -> np.ndarray:
-        """Var[f̃_v | family] at true frequencies f with n users, exact for the family held.
+        r""":math:`\mathrm{Var}[\tilde f_v \mid \text{family}]` at true frequencies f with n users, exact for the family held.
 
         Parameters
         ----------
@@ -655,14 +655,14 @@ class RAPPOR(FrequencyOracle):
 
     # -- privacy ---------------------------------------------------------------------------------
     def _pair_bits(self) -> tuple[np.ndarray, np.ndarray]:
-        """only[c, v, v'] = |B_{c,v} \\ B_{c,v'}| for every cohort and ordered pair (O(C·T·d²))."""
+        r""":math:`\mathrm{only}[c, v, v'] = |B_{c,v} \setminus B_{c,v'}|` for every cohort and ordered pair (O(C·T·d²))."""
         Bl = self.bloom().astype(np.float64)
         inter = np.einsum("ctv,ctw->cvw", Bl, Bl)
         size = Bl.sum(axis=1)  # (C, d)
         return size[:, :, None] - inter, size[:, None, :] - inter
 
     def exact_epsilon_inf(self) -> float:
-        """max over cohorts and value pairs of |B_v Δ B_v'|·ln((1 − ½f)/(½f)) (family held); ∞ for the
+        r"""max over cohorts and value pairs of :math:`|B_v \mathbin{Δ} B_{v'}| \ln((1 − f/2)/(f/2))` (family held); :math:`\infty` for the
         one-sided permanent response when two filters differ (a reported 0 rules out a set bit).
 
         Returns
@@ -701,9 +701,9 @@ class RAPPOR(FrequencyOracle):
         return self._pair_epsilon(up, down)
 
     def _pair_epsilon(self, up: float, down: float) -> float:
-        """max over cohorts and value pairs (v, v') of |B_v \\ B_v'|·up + |B_v' \\ B_v|·down: the exact ε of
-        an output made of independent bits given (cohort, filter), when a bit in B_v only moves the
-        log-ratio by at most ``up`` and one in B_v' only by at most ``down``."""
+        r"""max over cohorts and value pairs (v, v') of :math:`|B_v \setminus B_{v'}|·\mathrm{up} + |B_{v'} \setminus B_v|·\mathrm{down}`: the exact ε of
+        an output made of independent bits given (cohort, filter), when a bit in :math:`B_v` only moves the
+        log-ratio by at most ``up`` and one in :math:`B_{v'}` only by at most ``down``."""
         a, b = self._pair_bits()
         with np.errstate(invalid="ignore"):  # an infinite up or down on a pair without such bits
             eps = np.where(a > 0, a * up, 0.0) + np.where(b > 0, b * down, 0.0)
@@ -719,13 +719,13 @@ class RAPPOR(FrequencyOracle):
         return np.repeat(np.arange(self.cohorts), 1 << self.num_bits), np.tile(bits, (self.cohorts, 1))
 
     def output_distribution(self) -> np.ndarray:
-        """Exact Pr[(c, S) | v] of one report, shape (d, C·2^T), column c·2^T + mask (tiny T only).
+        r"""Exact Pr[(c, S) | v] of one report, shape :math:`(d, C·2^T)`, column :math:`c·2^T + \mathrm{mask}` (tiny T only).
 
         See ``FrequencyOracle.output_distribution``.
 
         Returns
         -------
-        ndarray, shape (d, C·2^T)
+        ndarray, shape :math:`(d, C·2^T)`
 
         Examples
         --------

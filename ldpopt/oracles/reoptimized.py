@@ -51,8 +51,8 @@ def _h(epsilon: float, d: int) -> float:
 
 
 class RUE(_UnaryEncoding):
-    """Re-optimised Unary Encoding (Fang et al. 2025; module notes): a unary encoding with
-    p = 1/(1 + h), q = 1/(1 + h e^ε), h = sqrt((d − 1 + e^−ε)/(d − 1 + e^ε)); p(1 − q)/((1 − p)q) = e^ε
+    r"""Re-optimised Unary Encoding (Fang et al. 2025; module notes): a unary encoding with
+    p = 1/(1 + h), :math:`q = 1/(1 + h e^ε)`, :math:`h = \sqrt{(d − 1 + e^{−ε})/(d − 1 + e^ε)}`; :math:`p(1 − q)/((1 − p)q) = e^ε`
     exactly. Reports, fast path and enumeration are OUE's (:mod:`.unary`).
 
     Parameters

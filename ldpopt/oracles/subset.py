@@ -51,7 +51,18 @@ def _floyd(gen: np.random.Generator, m: int, d: int, start, steps: int) -> np.nd
 
 
 class SS(FrequencyOracle):
-    """Subset Selection: each user reports a k-subset Y with Pr[Y] ∝ e^ε if v ∈ Y else 1.
+    r"""Subset Selection: each user reports a k-subset Y with :math:`\Pr[Y] ∝ e^ε` if :math:`v ∈ Y` else 1.
+
+    :math:`p = k e^ε/(k e^ε + d − k)`, q = (k − p)/(d − 1) (derivation in the module notes).
+
+    Reports are (m, k) int64 arrays, one k-subset of {0, …, d−1} per row (distinct entries, no
+    particular order); the support count of v is the number of rows containing v.
+
+    ``sample_counts`` is exact in joint law (``sample_counts_exact = True``): it draws the number of
+    users of each value taking the "{v} ∪ (k−1)-subset" component, then the column sums of all the
+    uniform subsets by recursive halving of the domain with hypergeometric splits of users' need
+    histograms (:mod:`.subset_counts`), never per user once n is large. :math:`\sum_v c_v = n k` exactly, as in
+    the real protocol, and the counts have its (negative) covariances.
 
     Parameters
     ----------
@@ -60,20 +71,9 @@ class SS(FrequencyOracle):
     d : int
         Domain size ≥ 2.
     k : int, optional
-        Subset size, 1 ≤ k < d. Default max(1, round(d/(e^ε + 1))), the variance-minimising size
-        (arXiv §2.4: "k should be an integer equal or close to d/(e^ε+1)"); Python's round (ties to
+        Subset size, 1 ≤ k < d. Default max(1, round(:math:`d/(e^ε + 1)`)), the variance-minimising size
+        (arXiv §2.4: "k should be an integer equal or close to :math:`d/(e^ε+1)`"); Python's round (ties to
         even) decides the rare exact halves.
-
-    p = k e^ε/(k e^ε + d − k), q = (k − p)/(d − 1) (derivation in the module notes).
-
-    Reports are (m, k) int64 arrays, one k-subset of {0, …, d−1} per row (distinct entries, no
-    particular order); the support count of v is the number of rows containing v.
-
-    ``sample_counts`` is exact in joint law (``sample_counts_exact = True``): it draws the number of
-    users of each value taking the "{v} ∪ (k−1)-subset" component, then the column sums of all the
-    uniform subsets by recursive halving of the domain with hypergeometric splits of users' need
-    histograms (:mod:`.subset_counts`), never per user once n is large. Σ_v c_v = n k exactly, as in
-    the real protocol, and the counts have its (negative) covariances.
 
     Raises
     ------
@@ -193,7 +193,7 @@ class SS(FrequencyOracle):
 
     @property
     def mixture_weight(self) -> float:
-        """λ = k(e^ε − 1)/(k e^ε + d − k): weight of the "{v} ∪ (k−1)-subset" component.
+        """:math:`λ = k(e^ε − 1)/(k e^ε + d − k)`: weight of the "{v} ∪ (k−1)-subset" component.
 
         Examples
         --------
@@ -206,7 +206,7 @@ class SS(FrequencyOracle):
 
     # -- real protocol ---------------------------------------------------------------------------
     def chunk_size(self) -> int:
-        """Users per chunk on the real path: reports of 2^21 cells (m × k, 16 MiB), but at least
+        """Users per chunk on the real path: reports of 2²¹ cells (m × k, 16 MiB), but at least
         _MIN_BLOCK users so that Floyd's per-step numpy calls stay long enough at large k.
 
         See ``FrequencyOracle.chunk_size``.
@@ -278,7 +278,7 @@ class SS(FrequencyOracle):
         return np.nonzero(member)[1].reshape(m, k)
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """Server side: c_v = number of reports (rows) containing v, a histogram of the flattened
+        """Server side: :math:`c_v` = number of reports (rows) containing v, a histogram of the flattened
         subsets (``device``: see the base class). Checks that every row is a set of k distinct
         integers in [0, d).
 
@@ -411,7 +411,7 @@ class SS(FrequencyOracle):
 
     def output_distribution(self) -> np.ndarray:
         """Exact Pr[Ψ(v) = Y], shape (d, C(d, k)), columns in the order of :meth:`subsets`:
-        p/C(d−1, k−1) if v ∈ Y, (1 − p)/C(d−1, k) otherwise.
+        :math:`p/C(d−1, k−1)` if :math:`v ∈ Y`, :math:`(1 − p)/C(d−1, k)` otherwise.
 
         See ``FrequencyOracle.output_distribution``.
 

@@ -236,7 +236,7 @@ class _UnaryEncoding(IndependentSupports):
         return reports
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """Server side: c_v = number of reports with bit v set (int64, length d); ``device``: see
+        """Server side: :math:`c_v` = number of reports with bit v set (int64, length d); ``device``: see
         the base class (``"numpy"``: :func:`column_counts`)."""
         r = self._check_reports(reports)
         dev = kernels.resolve(device, r.size)
@@ -249,8 +249,8 @@ class _UnaryEncoding(IndependentSupports):
         return np.unpackbits(self._check_reports(reports), axis=1, count=self.d).astype(bool)
 
     def sample_counts(self, true_counts, rng) -> np.ndarray:
-        """Exact in distribution: the bits of different users and of different positions are
-        independent, so c_v = Binomial(n_v, p) + Binomial(n − n_v, q), independently across v.
+        r"""Exact in distribution: the bits of different users and of different positions are
+        independent, so :math:`c_v = \mathrm{Binomial}(n_v, p) + \mathrm{Binomial}(n − n_v, q)`, independently across v.
         O(d), no per-user work."""
         tc = self._check_true_counts(true_counts)
         gen = as_generator(rng)
@@ -258,8 +258,8 @@ class _UnaryEncoding(IndependentSupports):
         return gen.binomial(tc, self.p) + gen.binomial(n - tc, self.q)
 
     def output_distribution(self) -> np.ndarray:
-        """Exact Pr[Ψ(v) = Y], shape (d, 2^d); column j is the set {u : bit u of j is 1}
-        (j = Σ_{u∈Y} 2^u). Only for d ≤ 16."""
+        r"""Exact Pr[Ψ(v) = Y], shape :math:`(d, 2^d)`; column j is the set {u : bit u of j is 1}
+        (:math:`j = \sum_{u∈Y} 2^u`). Only for d ≤ 16."""
         if self.d > _MAX_ENUM_D:
             raise ValueError(f"d = {self.d} is too large to enumerate the 2^d outputs of "
                              f"{self.name.upper()} (max d = {_MAX_ENUM_D})")
@@ -281,7 +281,7 @@ class _UnaryEncoding(IndependentSupports):
 
 class OUE(_UnaryEncoding):
     """Optimized Unary Encoding (Wang et al. arXiv §2.3; Wang et al. USENIX Security 2017):
-    p = 1/2, q = 1/(e^ε + 1); p(1−q)/((1−p)q) = e^ε exactly, Var Eq. 6 = (4e^ε/(e^ε−1)² + f_v)/n.
+    p = 1/2, :math:`q = 1/(e^ε + 1)`; :math:`p(1−q)/((1−p)q) = e^ε` exactly, Var Eq. 6 = :math:`(4e^ε/(e^ε−1)^2 + f_v)/n`.
 
     Reports: packed bit vectors (see module notes). ``sample_counts`` is exact (independent bits).
 
@@ -330,9 +330,9 @@ class OUE(_UnaryEncoding):
 
 class SUE(_UnaryEncoding):
     """Symmetric Unary Encoding = basic RAPPOR (Erlingsson et al. 2014; Wang et al. arXiv §2.3):
-    every bit of the one-hot vector is flipped w.p. 1/(e^{ε/2} + 1), so p = e^{ε/2}/(e^{ε/2} + 1) and
-    q = 1/(e^{ε/2} + 1). Two one-hot vectors differ in two bits, each contributing e^{ε/2}, so the
-    privacy ratio is e^ε exactly.
+    every bit of the one-hot vector is flipped w.p. :math:`1/(e^{ε/2} + 1)`, so :math:`p = e^{ε/2}/(e^{ε/2} + 1)` and
+    :math:`q = 1/(e^{ε/2} + 1)`. Two one-hot vectors differ in two bits, each contributing :math:`e^{ε/2}`, so the
+    privacy ratio is :math:`e^ε` exactly.
 
     Reports: packed bit vectors (see module notes). ``sample_counts`` is exact (independent bits).
 

@@ -63,8 +63,13 @@ def rws_k(epsilon: float, d: int) -> int:
 
 
 class RWS(FrequencyOracle):
-    """Random Wheel Spinner (Fang et al. 2025; module notes): report (s, y), supporting
-    (S_s + y) mod d, with SS(k)'s law of supports.
+    r"""Random Wheel Spinner (Fang et al. 2025; module notes): report (s, y), supporting
+    :math:`(S_s + y) \bmod d`, with SS(k)'s law of supports.
+
+    :math:`p = k e^ε/(k e^ε + d − k)`, q = (k − p)/(d − 1).
+
+    Reports are (m, 2) int64 arrays of rows (s, y): the 64-bit seed (its bit pattern as int64) and
+    the spin y ∈ [0, d). ``sample_counts`` is SS's, exact in joint law (module notes).
 
     Parameters
     ----------
@@ -74,11 +79,6 @@ class RWS(FrequencyOracle):
         Domain size ≥ 2.
     k : int, optional
         Subset size, 1 ≤ k < d; default :func:`rws_k`.
-
-    p = k e^ε/(k e^ε + d − k), q = (k − p)/(d − 1).
-
-    Reports are (m, 2) int64 arrays of rows (s, y): the 64-bit seed (its bit pattern as int64) and
-    the spin y ∈ [0, d). ``sample_counts`` is SS's, exact in joint law (module notes).
 
     Raises
     ------
@@ -177,7 +177,7 @@ class RWS(FrequencyOracle):
         return np.argpartition(z, self.k - 1, axis=1) if self.k > 1 else np.argpartition(z, 0, axis=1)
 
     def subsets(self, seeds) -> np.ndarray:
-        """S_s for each seed, (m, k) int64 (module notes), in blocks of seeds.
+        """:math:`S_s` for each seed, (m, k) int64 (module notes), in blocks of seeds.
 
         Parameters
         ----------
@@ -205,8 +205,8 @@ class RWS(FrequencyOracle):
 
     # -- the real protocol -----------------------------------------------------------------------
     def perturb(self, values, rng) -> np.ndarray:
-        """Client side: a uniform 64-bit seed s per user and the spin y (module notes): w.p.
-        p = k e^ε/(k e^ε + d − k), y = v − u for u uniform on S_s; otherwise for u uniform on D ∖ S_s.
+        r"""Client side: a uniform 64-bit seed s per user and the spin y (module notes): w.p.
+        :math:`p = k e^ε/(k e^ε + d − k)`, y = v − u for u uniform on :math:`S_s`; otherwise for u uniform on :math:`D \setminus S_s`.
 
         See ``FrequencyOracle.perturb``.
 
@@ -247,7 +247,7 @@ class RWS(FrequencyOracle):
         return keyed_reports(reports, self.d, "seed", "spin")
 
     def aggregate(self, reports, device=None) -> np.ndarray:
-        """Server side: c_v = #{reports whose support (S_s + y) mod d holds v}; the supports are built
+        r"""Server side: :math:`c_v = \#\{\text{reports whose support } (S_s + y) \bmod d \text{ holds } v\}`; the supports are built
         with numpy in blocks of reports and counted on ``device`` (:meth:`FrequencyOracle.aggregate`;
         the same counts bit for bit on every device).
 
@@ -286,7 +286,7 @@ class RWS(FrequencyOracle):
         return counts
 
     def support_matrix(self, reports) -> np.ndarray:
-        """(m, d) bool: report (s, y) supports v iff v ∈ (S_s + y) mod d.
+        r"""(m, d) bool: report (s, y) supports v iff :math:`v ∈ (S_s + y) \bmod d`.
 
         See ``FrequencyOracle.support_matrix``.
 
@@ -335,9 +335,9 @@ class RWS(FrequencyOracle):
         return out.reshape(total, self.d)
 
     def output_distribution(self) -> np.ndarray:
-        """Exact Pr[(S, y) | v] of the client's output, shape (d, C(d, k)·d), columns (S, y) with S in
-        lexicographic order and y fastest: C(d, k)^−1·e^ε/(k e^ε + d − k) if y ∈ (v − S) mod d, else
-        C(d, k)^−1/(k e^ε + d − k) (a uniform S, then the spin; the seed only names S).
+        r"""Exact Pr[(S, y) | v] of the client's output, shape (d, C(d, k)·d), columns (S, y) with S in
+        lexicographic order and y fastest: :math:`C(d, k)^{−1}·e^ε/(k e^ε + d − k)` if :math:`y ∈ (v − S) \bmod d`, else
+        :math:`C(d, k)^{−1}/(k e^ε + d − k)` (a uniform S, then the spin; the seed only names S).
 
         See ``FrequencyOracle.output_distribution``.
 
@@ -638,7 +638,7 @@ class PooledRWS(RWS):
         Parameters
         ----------
         true_counts : array_like of int, shape (d,)
-            True histogram n_v >= 0, at least one user.
+            True histogram :math:`n_v ≥ 0`, at least one user.
         rng : int, numpy.random.Generator or "secure"
 
         Raises

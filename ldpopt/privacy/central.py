@@ -414,7 +414,7 @@ def _epsilon_for_delta(delta_of: Callable[[float], float], delta: float,
 
 @dataclass(frozen=True)
 class Mechanism:
-    """One central noise mechanism on integer counts (a record: features ask it, never its name).
+    r"""One central noise mechanism on integer counts (a record: features ask it, never its name).
 
     Parameters
     ----------
@@ -438,7 +438,7 @@ class Mechanism:
         The family of its log density: ``"laplace"`` (linear in |k|) or ``"gaussian"`` (quadratic in k),
         what a likelihood fit of noisy counts minimises (``NoiseSource.likelihood``).
     _sum_tail : callable or None
-        ``(t, d, scale)`` → an upper bound on P(|Σ of d draws| ≥ t) (Chernoff, from the log-MGF).
+        ``(t, d, scale)`` → an upper bound on :math:`P(|\sum \text{ of } d \text{ draws}| ≥ t)` (Chernoff, from the log-MGF).
 
     Examples
     --------
@@ -890,7 +890,7 @@ class CentralNoise(AdditiveNoise):
         return self.mechanism.sample(size, self.scale, rng)
 
     def sum_tail(self, t: float, d: int) -> float:
-        """An upper bound on P(|Z₁ + … + Z_d| ≥ t) for d independent draws (Chernoff's, from the
+        """An upper bound on :math:`P(|Z_1 + … + Z_d| ≥ t)` for d independent draws (Chernoff's, from the
         mechanism's log-MGF; 1 at t ≤ 0).
 
         See ``AdditiveNoise.sum_tail``.

@@ -173,22 +173,22 @@ def _closed_form(epsilon0: float, n: int, delta: float) -> float:
 
 
 def hockey_stick(epsilon: float, epsilon0: float, n: int, tail: float = 1e-12) -> float:
-    """δ(ε) of FMT 2021's two-point reduction, an upper bound on the shuffled mechanism's δ at ε.
+    r"""δ(ε) of FMT 2021's two-point reduction, an upper bound on the shuffled mechanism's δ at ε.
 
     Theorem 3.2 reduces n shuffled ε₀-LDP reports to the pair P = (A + Δ, C − A + 1 − Δ),
-    Q = (A + 1 − Δ, C − A + Δ), with C ~ Bin(n − 1, e^{−ε₀}) (the clones), A ~ Bin(C, 1/2) and
-    Δ ~ Bern(e^{ε₀}/(e^{ε₀} + 1)). C is seen (the two coordinates sum to C + 1), so
-    δ(ε) = Σ_c P(C = c) · D_c(ε), D_c the hockey-stick divergence of the first coordinates given c.
-    Their likelihood ratio falls with k, so D_c is the mass below one cut-off k*:
+    Q = (A + 1 − Δ, C − A + Δ), with :math:`C \sim \mathrm{Bin}(n − 1, e^{−ε_0})` (the clones), A ~ Bin(C, 1/2) and
+    :math:`Δ \sim \mathrm{Bern}(e^{ε_0}/(e^{ε_0} + 1))`. C is seen (the two coordinates sum to C + 1), so
+    :math:`δ(ε) = \sum_c P(C = c) · D_c(ε)`, :math:`D_c` the hockey-stick divergence of the first coordinates given c.
+    Their likelihood ratio falls with k, so :math:`D_c` is the mass below one cut-off k*:
     :math:`D_c = (α - e^ε (1 - α)) b_c(k^*) - (e^ε - 1) B_c(k^* - 1)`, with :math:`b_c, B_c` the pmf and cdf of
-    Bin(c, 1/2), α = e^{ε₀}/(e^{ε₀} + 1) and k* = ⌊(c + 1)/(1 + x*)⌋, x* = (e^{ε+ε₀} − 1)/(e^{ε₀} − e^ε).
-    The pair is symmetric (k ↦ c + 1 − k swaps P and Q), so D(P‖Q) = D(Q‖P).
+    Bin(c, 1/2), :math:`α = e^{ε_0}/(e^{ε_0} + 1)` and :math:`k^* = ⌊(c + 1)/(1 + x^*)⌋`, :math:`x^* = (e^{ε+ε_0} − 1)/(e^{ε_0} − e^ε)`.
+    The pair is symmetric (k ↦ c + 1 − k swaps P and Q), so :math:`D(P \Vert Q) = D(Q \Vert P)`.
 
     Computed exactly for every c in C's central range (vectorised with scipy.stats.binom) when it
     holds at most 2¹⁶ counts (or 2²⁰ where blocks would be coarse); a wider range (n ≳ 10⁸) is cut
-    into 64 to 2¹² blocks, each at most 10⁻⁶·c wide and charged the D_c of its smallest c (D_c falls with c: one more clone is post-processing), so the time does not
-    grow with n. The mass of C outside the range (at most 2·``tail``) is added whole (D_c ≤ 1): the
-    result stays an upper bound. Computed in ratios to e^{ε₀}: no overflow at any ε₀ ≤ 700.
+    into 64 to 2¹² blocks, each at most 10⁻⁶·c wide and charged the :math:`D_c` of its smallest c (:math:`D_c` falls with c: one more clone is post-processing), so the time does not
+    grow with n. The mass of C outside the range (at most 2·``tail``) is added whole (:math:`D_c ≤ 1`): the
+    result stays an upper bound. Computed in ratios to :math:`e^{ε_0}`: no overflow at any ε₀ ≤ 700.
 
     Parameters
     ----------

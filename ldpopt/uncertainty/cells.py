@@ -146,7 +146,7 @@ def histogram_cells(estimate, method: str = "norm-sub", level: float = 0.95, *, 
 
 def with_cells(result, estimate):
     """``result`` (a full-domain :class:`~.result.Uncertainty` of ``estimate``) with what its cell
-    table needs besides its own numbers: the raw f̃ the method started from, each value's noise σ_v
+    table needs besides its own numbers: the raw f̃ the method started from, each value's noise :math:`σ_v`
     (the plug-in of Eq. 2; the mechanism's σ/n for central noise) and the flag floor of one count
     (1/n), in ``extra`` (``raw``, ``sigma``, ``floor``), so that :meth:`~.result.Uncertainty.cells`
     answers. :func:`ldpopt.uncertainty.intervals` calls it on every full-domain result.

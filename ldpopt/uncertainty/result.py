@@ -181,7 +181,7 @@ class Uncertainty:
               engine: str = "pandas", like=None):
         """The released cells' table: ``estimate``, ``se``, ``ci_low``, ``ci_high`` (this result's
         own interval, as computed), ``correction_sigma`` and ``flagged`` (how far the method moved each
-        value from the raw f̃, in units of its noise σ_v; the rule of
+        value from the raw f̃, in units of its noise :math:`σ_v`; the rule of
         :func:`ldpopt.uncertainty.cells.flag_corrections`). The one table the DataFrame outputs and
         the CLI's ``--ci`` columns are made from.
 

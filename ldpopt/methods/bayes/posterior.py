@@ -230,11 +230,11 @@ def _prepare_power_batch(estimates, params) -> None:
     param_examples={"s": 1.5, "fit": "mean-variance", "s_bounds": (0.0, 3.0)},
     description="Fit a power-law prior on counts, output the posterior mean (min expected squared error)",
     non_negative="yes", sums_to_one="no", order_preserving="yes",
-    complexity="O(d·√n) as in the paper (window of ±kσn per value); here O(d log d + P·min(n, σn·√(log n))) "
+    complexity=r"$O(d·\sqrt{n})$ as in the paper (window of ±kσn per value); here $O(d \log d + P·\min(n, σn·\sqrt{\log n}))$ "
                "with P = a few hundred interpolation nodes (exact window sums), per s-fit iteration",
     reference="Wang et al. arXiv §3.2 (Power), Eq. 10 with σn from Eq. 7/8, Table 1; NDSS 2020 "
               "§IV-E Eq. 13; prior fit: Jia & Gong INFOCOM 2019 §III-C Eq. 16/17",
-    notes="Every output is ≥ 1/n (prior support k ≥ 1), so Σf' ≥ d/n. Strictly increasing in f̃ "
+    notes=r"Every output is ≥ 1/n (prior support k ≥ 1), so $\sum f' ≥ d/n$. Strictly increasing in f̃ "
           "(posterior mean under Gaussian noise: d f'/d x = Var_post/(σn)² > 0); equal f̃ give equal f'.",
     label="Power", family="fitted", prepare_batch=_prepare_power_batch,
 )

@@ -254,8 +254,8 @@ def solve_mle(estimate: Estimate, likelihood: str = "auto", method: str = "exact
                "root-finding); O(d) per EM/IBU iteration with method='iterative'",
     reference="Wang et al. arXiv §3.4 (MLE view, Eq. 11) with the exact likelihood instead of Eq. 12; "
               "IBU: Agrawal & Aggarwal PODS 2001, ElSalamouny & Palamidessi EuroS&P 2020",
-    notes="f_v is a non-decreasing function of c_v (f_v = max(0, c_v/λ − q/a) for GRR; π_v(μ) "
-          "increases with c_v for the binomial), so order is kept but values below the cut tie at 0. "
+    notes="$f_v$ is a non-decreasing function of $c_v$ ($f_v = \\max(0, c_v/λ − q/a)$ for GRR; $π_v(μ)$ "
+          "increases with $c_v$ for the binomial), so order is kept but values below the cut tie at 0. "
           "The binomial likelihood is a composite likelihood: exact per count, counts treated as "
           "independent (exactly so for OUE/SUE given the histogram).",
     label="EM", family="iterative", applies=_why_not,

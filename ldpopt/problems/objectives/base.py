@@ -120,8 +120,8 @@ class Objective(abc.ABC):
         return cls()
 
     def per_value(self, estimate: Estimate):
-        """The per-value form :math:`J(f) = Σ_v h_v(f_v)` (a :class:`~.separable.Separable`: :math:`h_v`,
-        :math:`h_v'`, :math:`h_v''`, the per-value argmin and curvature) that the structured solver and the
+        r"""The per-value form :math:`J(f) = Σ_v h_v(f_v)` (a :class:`~.separable.Separable`: :math:`h_v`,
+        :math:`h_v'`, :math:`h_v''`, the per-value :math:`\operatorname{argmin}` and curvature) that the structured solver and the
         certificate evaluate, or None when J is not smooth and separable.
 
         Parameters
@@ -255,8 +255,8 @@ class Objective(abc.ABC):
         """
 
     def value(self, f, estimate: Estimate) -> float:
-        """J(f) evaluated with numpy: by default the sum of the per-value form (:meth:`per_value`,
-        Σ_v h_v(f_v) plus its ``offset``); an objective without one writes its own.
+        """:math:`J(f)` evaluated with numpy: by default the sum of the per-value form (:meth:`per_value`,
+        :math:`Σ_v h_v(f_v)` plus its ``offset``); an objective without one writes its own.
 
         Parameters
         ----------
@@ -289,7 +289,7 @@ class Objective(abc.ABC):
         return float(np.sum(sep.value(np.asarray(f, float)))) + sep.offset
 
     def gradient(self, f, estimate: Estimate) -> np.ndarray:
-        """∇J(f) evaluated with numpy (smooth objectives only): by default h_v'(f_v) of the per-value
+        r""":math:`\nabla J(f)` evaluated with numpy (smooth objectives only): by default :math:`h_v'(f_v)` of the per-value
         form (:meth:`per_value`).
 
         Parameters
@@ -327,19 +327,19 @@ class Objective(abc.ABC):
 
 
 class UserObjective(Objective):
-    """A user callable ``objective(f, estimate) -> scalar cvxpy expression`` to minimise (convex,
+    r"""A user callable ``objective(f, estimate) -> scalar cvxpy expression`` to minimise (convex,
     DCP). ``f`` is a cvxpy affine expression of length d (s·x, s = ``Problem.scale``). Solved along
     the same chain as the built-ins (QP or cone); ``optimal_value`` and duals are in the callable's
     own units (the solver's multiplier K is divided out, as for the built-ins).
 
     Scaling like the built-ins (a choice; the papers are silent). A built-in hands the solver K·J
     with K chosen so that each coordinate's term has curvature O(1) in x = f/s: CLS has
-    K = 1/s² (J = ‖f − f̃‖², curvature 2 per coordinate → 2 in x). A callable is a black box, so
+    :math:`K = 1/s^2` (:math:`J = \lVert f − \tilde f \rVert^2`, curvature 2 per coordinate → 2 in x). A callable is a black box, so
     ``multiplier="auto"`` (the default) measures its curvature κ per coordinate along the all-ones
     direction u at the uniform point f₀ = 1/d, by central second differences of cvxpy's own
-    evaluation: κ = (J(f₀ + hu) + J(f₀ − hu) − 2J(f₀))/(d·h²), h = 1/(4d) (f₀ ± hu stays > 0, so
+    evaluation: :math:`κ = (J(f_0 + hu) + J(f_0 − hu) − 2J(f_0))/(d·h^2)`, h = 1/(4d) (f₀ ± hu stays > 0, so
     logs are defined; a log's curvature changes by < 2× over [f₀, f₀ + 2h], so it passes the
-    test below), and sets K = 2/(κ s²), which is exactly the built-in K for a user-written
+    test below), and sets :math:`K = 2/(κ s^2)`, which is exactly the built-in K for a user-written
     CLS. The estimate is used only when it is a curvature at all: κ finite, > 0 and within a factor
     2 of the same difference taken one step over (J(f₀), J(f₀ + hu), J(f₀ + 2hu)); otherwise
     (linear objectives, parameters without values, domain errors) K = 1, the callable's own units.
@@ -347,8 +347,8 @@ class UserObjective(Objective):
     built-in L1 uses K = 1/s instead; measured at d = 200, OUE ε = 1, the auto K was 614 against
     165, the same order). ``multiplier=`` a positive number fixes K instead.
 
-    Checked like the built-ins (:mod:`.verdict`): stationarity and the duality gap with ∇J from
-    cvxpy's ``grad`` of the expression at f (:mod:`~ldpopt.problems.check.verdict`); no ‖f − f*‖ bound (a
+    Checked like the built-ins (:mod:`.verdict`): stationarity and the duality gap with :math:`\nabla J` from
+    cvxpy's ``grad`` of the expression at f (:mod:`~ldpopt.problems.check.verdict`); no :math:`\lVert f − f^* \rVert` bound (a
     callable declares no curvature: a :class:`~.structured.SeparableObjective` does, and so does a
     callable recognised as smooth, :class:`~.user_forms.SmoothUserObjective`, from its exact form).
 

@@ -38,7 +38,7 @@ class LeastSquares(Objective):
     r"""CLS, Wang et al. §3.5: :math:`J(f) = \lVert f - \tilde f \rVert_2^2` (the squared norm; same minimiser as the paper's
     :math:`\lVert f - \tilde f \rVert_2`, and the form Appendix B differentiates). A QP (solver chain: :mod:`.policy`).
 
-    Scaled form: Σ (x − f̃/σ)² = J/σ².
+    Scaled form: :math:`\sum (x − \tilde f/σ)^2 = J/σ^2`.
 
     Parameters
     ----------
@@ -89,7 +89,7 @@ class WeightedMLE(Objective):
     written as :math:`\lVert (2(\tilde x_v - x_v), t_v - y_v) \rVert_2 ≤ t_v + y_v`, :math:`y_v = 1 + β x_v` (one vectorised cvxpy
     ``SOC`` with ``axis=0``). Every quantity the solver sees is O(1). A cone program.
 
-    The cone also imposes the domain y_v ≥ 0 (variance ≥ 0), which the simplex implies anyway.
+    The cone also imposes the domain :math:`y_v ≥ 0` (variance ≥ 0), which the simplex implies anyway.
     Needs q(1 − q) > 0 (:meth:`check` raises ``ValueError`` otherwise).
 
     Parameters
@@ -170,7 +170,7 @@ class WeightedMLE(Objective):
         return WeightedMLESep(estimate)
 
     def resolve(self, estimate):
-        """CLS for a central-noise estimate (Eq. 13 with the constant variance σ_v² = Var(noise)/n²
+        r"""CLS for a central-noise estimate (Eq. 13 with the constant variance :math:`σ_v^2 = \mathrm{Var}(\text{noise})/n^2`
         weighs every term alike, so its minimiser is CLS's), else itself.
 
         See ``Objective.resolve``.
@@ -348,7 +348,7 @@ class Binomial(_Likelihood):
     Solving: below d = ``policy.SQP_MIN_D`` (300) as this exponential-cone program (Clarabel → SCS);
     from there on ``Problem.solve()`` uses the sequential-QP route (:mod:`.sqp`), because Clarabel
     fails the cones from d ≈ 500 (measured) — the Solution's message says so. On the simplex every
-    term is finite at f_v = 0 (π_v = q > 0), so values driven to 0 need no clipping.
+    term is finite at :math:`f_v = 0` (:math:`π_v = q > 0`), so values driven to 0 need no clipping.
 
     Parameters
     ----------
@@ -459,7 +459,7 @@ class CentralMLE(Objective):
     References
     ----------
     Ghosh, Roughgarden & Sundararajan (STOC 2009) and Canonne, Kamath & Steinke (NeurIPS 2020) for the
-    laws; the relaxation to real n f_v is ldpopt's (the papers release counts, not a fit).
+    laws; the relaxation to real :math:`n f_v` is ldpopt's (the papers release counts, not a fit).
 
     Examples
     --------
@@ -563,8 +563,8 @@ class Posterior(Objective):
 
     @classmethod
     def example(cls, estimate):
-        """The estimate's f̃ clipped at 0 and normalised as the mean, the Eq. 7 variance σ² plus
-        f̃² as the weights (an instance for the conformance checks).
+        r"""The estimate's f̃ clipped at 0 and normalised as the mean, the Eq. 7 variance :math:`σ^2` plus
+        :math:`\tilde f^2` as the weights (an instance for the conformance checks).
 
         Parameters
         ----------

@@ -20,7 +20,7 @@ _STEEP = ("entr", "log", "kl_div", "rel_entr")
 
 
 class SmoothObjective(Objective):
-    r"""A user objective with its exact derivatives, J: ℝ^d → ℝ convex and twice differentiable on its
+    r"""A user objective with its exact derivatives, :math:`J: \mathbb{R}^d \to \mathbb{R}` convex and twice differentiable on its
     domain, solved by the Newton / sequential-QP route over any constraints (:mod:`.sqp`).
 
     ``value(f, estimate) -> float``, ``gradient(f, estimate) -> (d,) array``, ``hessian(f, estimate)``
@@ -31,8 +31,8 @@ class SmoothObjective(Objective):
     is defined with a finite gradient only for lower < f < upper (e.g. ``lower=0`` for a log or entropy
     term); each step then stays a fraction 0.9 of the way from f to that edge (module docstring).
 
-    KKT conditions certified by ldpopt's check (:mod:`.verdict`), for constraints g_k(f) ≤ 0 and
-    h_j(f) = 0 with multipliers y_k ≥ 0, ν_j (the route's own, keyed like ``Solution.duals``):
+    KKT conditions certified by ldpopt's check (:mod:`.verdict`), for constraints :math:`g_k(f) ≤ 0` and
+    :math:`h_j(f) = 0` with multipliers :math:`y_k ≥ 0`, :math:`ν_j` (the route's own, keyed like ``Solution.duals``):
 
     .. math::
 
@@ -42,7 +42,7 @@ class SmoothObjective(Objective):
         &y_k ≥ 0, \; y_k g_k(f) = 0 && \text{(dual feasibility, complementary slackness)},
         \end{aligned}
 
-    measured relative to ∇J (stationarity), by the Lagrangian duality gap, and with a :math:`\lVert f - f^* \rVert_∞` bound
+    measured relative to :math:`\nabla J` (stationarity), by the Lagrangian duality gap, and with a :math:`\lVert f - f^* \rVert_∞` bound
     from ``curvature_floor`` when given (a lower bound on :math:`λ_{\min}(∇^2 J)` over the feasible set; default
     none, so no bound).
 
@@ -51,7 +51,7 @@ class SmoothObjective(Objective):
     value : callable
         ``(f, estimate) -> float``: J(f).
     gradient : callable
-        ``(f, estimate) -> (d,) array``: ∇J(f).
+        ``(f, estimate) -> (d,) array``: :math:`\nabla J(f)`.
     hessian : callable
         ``(f, estimate)`` -> a (d, d) scipy sparse matrix, or a (d,) array (a diagonal Hessian).
     cvxpy_expr : callable or None, default None
@@ -61,7 +61,7 @@ class SmoothObjective(Objective):
     lower, upper : float, array_like (d,) or None, default None
         J's open domain lower < f < upper; None: unbounded on that side.
     curvature_floor : callable or None, default None
-        ``(f, estimate) -> float``: a lower bound on λ_min(∇²J) over the feasible set.
+        ``(f, estimate) -> float``: a lower bound on :math:`λ_{\min}(\nabla^2 J)` over the feasible set.
 
     Raises
     ------
@@ -113,7 +113,7 @@ class SmoothObjective(Objective):
         return g
 
     def hessian(self, f, estimate):
-        """∇²J(f) from the declared ``hessian``, as a (d, d) scipy sparse array.
+        r""":math:`\nabla^2 J(f)` from the declared ``hessian``, as a (d, d) scipy sparse array.
 
         Parameters
         ----------

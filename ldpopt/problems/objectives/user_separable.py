@@ -507,19 +507,19 @@ def _refined(sep, lam: float, f, f0, total: float, weights=None):
 class SeparableObjective(Objective):
     """A user objective declared separable, :math:`J(f) = Σ_v h_v(f_v)`, for the structured solver.
 
-    ``h(f, estimate)``, ``dh``, ``d2h``: vectorised per-value h_v(f_v), h_v'(f_v), h_v''(f_v) (length-d
-    arrays; each h_v convex, d2h > 0 where the solver may evaluate it). ``curvature(l, u, estimate)``
-    (optional): a lower bound on h_v'' over [l_v, u_v], for the certificate's distance bound.
+    ``h(f, estimate)``, ``dh``, ``d2h``: vectorised per-value :math:`h_v(f_v)`, :math:`h_v'(f_v)`, :math:`h_v''(f_v)` (length-d
+    arrays; each :math:`h_v` convex, d2h > 0 where the solver may evaluate it). ``curvature(l, u, estimate)``
+    (optional): a lower bound on :math:`h_v''` over :math:`[l_v, u_v]`, for the certificate's distance bound.
     ``cvxpy_expr(f, estimate)`` (optional): the same J as a cvxpy expression, for the cvxpy route.
 
     Parameters
     ----------
     h, dh, d2h : callable
-        ``(f, estimate) -> (d,) array``: h_v(f_v), h_v'(f_v), h_v''(f_v).
+        ``(f, estimate) -> (d,) array``: :math:`h_v(f_v)`, :math:`h_v'(f_v)`, :math:`h_v''(f_v)`.
     name : str, default "separable"
         Its name in the Solution.
     curvature : callable or None, default None
-        ``(l, u, estimate) -> (d,) array``: a lower bound on h_v'' over [l_v, u_v].
+        ``(l, u, estimate) -> (d,) array``: a lower bound on :math:`h_v''` over :math:`[l_v, u_v]`.
     cvxpy_expr : callable or None, default None
         ``(f, estimate) -> cvxpy expression``: the same J. Without it only the structured solver
         solves it: ``Problem`` builds no cvxpy problem, refuses (``ValueError`` naming ``objective``)

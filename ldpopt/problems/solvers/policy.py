@@ -72,7 +72,7 @@ NORM_DIRECT_MAX_D = 100_000
 #: runs tightened (the tolerance ``ldpopt.verify`` uses for it)
 SCS_TIGHT = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 200_000}
 #: PIQP in sqp's Newton QPs, tighter than ``DEFAULT_SOLVER_OPTIONS``: at 1e-10 an interior point leaves values whose
-#: optimum is 0 with a ~0 multiplier at x ~ √gap (36 values at 3e-7 = d⁻¹/75 at d = 42,178, binomial,
+#: optimum is 0 with a ~0 multiplier at :math:`x \sim \sqrt{\text{gap}}` (36 values at :math:`3 \cdot 10^{-7} = d^{-1}/75` at d = 42,178, binomial,
 #: measured); at these settings the same solve is as fast and within 4e-12 of the exact MLE
 #: (a smooth objective's Newton QP has its own chain and options: ``smooth.SmoothTerms``)
 QP_OPTIONS = {"PIQP": {"eps_abs": 1e-12, "eps_rel": 1e-12, "eps_duality_gap_abs": 1e-14,
@@ -89,7 +89,7 @@ EXP_CONE_CLARABEL_MAX_D = 10_000
 #: ``optimal_unverified`` (the kinks' certificate did not close), at these ``optimal`` in 138 ms (measured)
 DIRECT_QP_OPTIONS = {"PIQP": QP_OPTIONS["PIQP"]}
 #: the direct QP route's PIQP options for an objective with a Huber term: at ``QP_OPTIONS``' tolerances
-#: PIQP ran to its iteration limit on Σ huber(f − f̃, 1/d) + a SubsetSum from d = 10³ (J flat in 889
+#: PIQP ran to its iteration limit on :math:`\sum \operatorname{huber}(f − \tilde f, 1/d)` + a SubsetSum from d = 10³ (J flat in 889
 #: of 1,000 values: a degenerate optimum); at residuals of 1e-10 it ended ``optimal`` and ldpopt's check
 #: passed it (7–20 ms at d = 10³, 90–110 ms at 10⁴), and the gap at 1e-13 keeps J within 1e-14 of
 #: Clarabel's at 1e-10 (at a 1e-10 gap it was 3e-12 off; measured)
