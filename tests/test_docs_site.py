@@ -154,9 +154,9 @@ def test_api_reference_lists_every_public_name(site):
     from ldpopt._public import walk
 
     ids = set()
-    pages = parsed_pages(site)
+    parsed = _PARSED.get(site.resolve(), {})  # the API pages only: parsed here unless already parsed
     for page in (site / "api").glob("*.html"):
-        ids |= pages[page].ids
+        ids |= (parsed.get(page) or _parse(page)).ids
     # every name of an __all__ is described on its module's page, or (a re-export) the same object is
     # described under another public name, its home module's
     by_object: dict[int, list[str]] = {}
@@ -532,23 +532,34 @@ class _Prose(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.depth, self.article, self.skip = 0, None, None
         self.parts: list[str] = []
+        self.summary = None  # the depth of an autosummary table: its first column is a name and signature
+        self.first_cell = False  # the next <td> opens a row of that table
 
     def handle_starttag(self, tag, attrs):
         if tag in _VOID:
             return
         self.depth += 1
         cls = set((dict(attrs).get("class") or "").split())
+        if tag == "table" and "autosummary" in cls:
+            self.summary = self.depth
+        elif tag == "tr" and self.summary is not None:
+            self.first_cell = True
         if self.article is None and tag == "article" and "bd-article" in cls:
             self.article = self.depth
         elif self.skip is None and (tag in _NOT_PROSE_TAGS or cls & _NOT_PROSE_CLASSES
-                                    or any(c.startswith("highlight-") for c in cls)):
+                                    or any(c.startswith("highlight-") for c in cls)
+                                    or (tag == "td" and self.first_cell)):
             self.skip = self.depth
+        if tag == "td":
+            self.first_cell = False
 
     def handle_endtag(self, tag):
         if tag in _VOID:
             return
         if self.skip == self.depth:
             self.skip = None
+        if self.summary == self.depth:
+            self.summary = None
         if self.article == self.depth:
             self.article = -1   # the article is over
         self.depth -= 1
@@ -576,6 +587,11 @@ def test_formula_detector_finds_formulas_in_prose_only():
                  '<code>f_v</code> <span class="math">\\(f_v\\)</span>', "a_b_c_d", "results_2024"):
         assert unmarked_formulas(page.format(text)) == [], text
     assert unmarked_formulas("<p>f_v outside the article</p>") == []
+    # an autosummary row: its first cell is a name and signature (not prose), its second the summary
+    row = ('<table class="autosummary longtable table"><tr><td><p><a><code>F</code></a>(f_raw, x)</p></td>'
+           '<td><p>{}</p></td></tr></table>')
+    assert unmarked_formulas(page.format(row.format("plain words"))) == []
+    assert unmarked_formulas(page.format(row.format("with f_v"))) != []
 
 
 #: The most pages that may still write a formula as text (``unmarked_formulas``): the site had 271
@@ -595,8 +611,7 @@ FORMULA_CLEAN = ("python.html", "privacy.html", "cli.html", "frames.html", "mech
 def test_formulas_are_marked_as_maths(site):
     """No page writes a formula as text outside code (``FORMULA``): the pages of ``FORMULA_CLEAN``
     none, the site no more pages than ``TEXT_FORMULA_PAGES_AT_MOST``."""
-    pages = parsed_pages(site)
-    found = {str(p.relative_to(site)): unmarked_formulas(p.read_text(encoding="utf-8")) for p in pages}
+    found = {str(p.relative_to(site)): unmarked_formulas(p.read_text(encoding="utf-8")) for p in _pages(site)}
     dirty = sorted(page for page, hits in found.items() if hits)
     assert [p for p in FORMULA_CLEAN if p not in found] == []
     assert {p: found[p] for p in FORMULA_CLEAN if found[p]} == {}
