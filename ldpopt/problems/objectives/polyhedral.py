@@ -19,15 +19,15 @@ __all__ = ["MAX_PIECES", "affine_bound", "max_pieces"]
 MAX_PIECES = 64
 
 
-def _positive_scalar(e) -> float | None:
-    """The value of a constant scalar ``e`` when it is finite and ≥ 0, else None."""
-    if not (isinstance(e, cp.Expression) and e.is_constant() and e.size == 1):
+def _nonnegative(e) -> np.ndarray | None:
+    """The value of a constant ``e`` when every entry is finite and ≥ 0, else None."""
+    if not (isinstance(e, cp.Expression) and e.is_constant()):
         return None
     raw = e.value
     if raw is None:
         return None
-    v = float(np.asarray(raw, float).reshape(()))
-    return v if np.isfinite(v) and v >= 0 else None
+    v = np.asarray(raw.toarray() if hasattr(raw, "toarray") else raw, float)
+    return v if bool(np.all(np.isfinite(v))) and bool(np.all(v >= 0)) else None
 
 
 def max_pieces(e) -> list | None:
@@ -38,7 +38,8 @@ def max_pieces(e) -> list | None:
     Read: an affine e (itself); ``abs(u)`` and ``norm_inf(u)`` (= ``norm(u, "inf")`` =
     ``pnorm(u, "inf")``), u affine (u, −u); ``maximum(a, b, …)`` (the pieces of each); ``max(u)`` over
     all entries, u affine, read, or a stack (``hstack``, ``vstack``) of read parts; a reshape of a read
-    expression; c·e and e/c with a constant scalar c ≥ 0 (c > 0 for a quotient); e + a with a affine.
+    expression; c·e and e/c with a constant c ≥ 0 (one number, or entry by entry; c > 0 for a
+    quotient); e + a with a affine.
     A sum of two non-affine maxima (its pieces multiply), a maximum along an axis, a negation of a
     non-affine expression are not read.
 
@@ -120,18 +121,22 @@ def _pieces(e: Any) -> list | None:
     if isinstance(e, (multiply, MulExpression)) and len(e.args) == 2:
         left, right = e.args
         k, other = (left, right) if left.is_constant() else (right, left)
-        c = _positive_scalar(k)
-        got = None if c is None else _pieces(other)
-        if got is None or (e.size > 1 and other.shape != e.shape):
+        c = _nonnegative(k)
+        if c is None or (e.size > 1 and other.shape != e.shape) or (type(e) is not multiply and c.size != 1):
+            return None  # (a matrix product is not read)
+        got = _pieces(other)
+        if got is None:
             return None
-        return [c * P for P in got]
+        if np.unique(c).size <= 1:  # one factor (a scalar, or one promoted)
+            return [float(c.reshape(-1)[0]) * P for P in got] if c.size else None
+        return [cp.multiply(c, P) for P in got] if e.size > 1 else None  # entry by entry, c ≥ 0 of e's shape
     if isinstance(e, DivExpression):
         left, right = e.args
-        c = _positive_scalar(right)
-        got = None if c is None or c == 0 else _pieces(left)
-        if got is None or (e.size > 1 and left.shape != e.shape):
+        c = _nonnegative(right)
+        if c is None or np.unique(c).size != 1 or float(c.reshape(-1)[0]) == 0 or (e.size > 1 and left.shape != e.shape):
             return None
-        return [P / c for P in got]
+        got = _pieces(left)
+        return None if got is None else [P / float(c.reshape(-1)[0]) for P in got]
     if isinstance(e, AddExpression):
         bent = [a for a in e.args if not a.is_affine()]
         if len(bent) != 1 or (e.size > 1 and bent[0].shape != e.shape):
