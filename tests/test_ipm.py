@@ -142,8 +142,7 @@ def test_time_limit_stops_after_one_iteration_with_a_checked_point():
 def test_a_constraint_that_is_not_linear_hands_over_to_the_qp_loop():
     """A second-order-cone constraint: the method declines (says why) and records no attempt; asked by
     name, the sequential-QP loop over the cone chain takes the problem, and by default the cvxpy chain
-    does (no KKT test runs with a non-affine constraint, so no Newton point could be certified:
-    ``policy.uses_sqp``)."""
+    does (its Clarabel takes the cone natively: ``policy.uses_sqp``)."""
     cons = [Simplex(), lambda f, e: [cp.norm(f[:10], 2) <= 0.01]]
     pr = Problem(EST, kl_smooth, cons)
     got, why = solve_ipm(pr, smooth_terms(pr.objective, EST), lambda ch: False)

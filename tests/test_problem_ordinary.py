@@ -96,3 +96,28 @@ def test_an_lp_is_optimal_with_its_value_and_one_of_many(seed):
     assert sol.status == "optimal", sol.message
     assert abs(sol.optimal_value - c.min()) <= 1e-7  # min of c·f on the simplex: the smallest c_v
     assert sol.not_unique.startswith("the optimum need not be unique")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_an_infinite_parameter_value_is_refused_at_construction_and_at_solve(seed):
+    # cvxpy refuses NaN in a Parameter itself, but takes ±inf: ldpopt refuses it, naming the Parameter,
+    # when Problem(...) is built with it and when it is set afterwards (read at each solve)
+    rng = np.random.default_rng(40 + seed)
+    d = int(rng.integers(3, 25))
+    est = _est(d, rng)
+    P = cp.Parameter(d, name=f"prior_{seed}")
+    P.value = rng.dirichlet(np.ones(d))
+    in_objective = seed % 2 == 0
+    kw = ({"objective": lambda f, e: cp.sum_squares(f - P)} if in_objective
+          else {"constraints": [Simplex(), lambda f, e: f <= P + 0.5]})
+    bad = P.value.copy()
+    bad[rng.integers(d)] = float(rng.choice([np.inf, -np.inf]))
+    prob = _quiet(Problem, est, **kw)
+    assert _quiet(prob.solve, progress=False).status == "optimal"  # finite values: solved
+    P.value = bad
+    with pytest.raises(ValueError, match=f"^solve\\(\\): the cvxpy Parameter 'prior_{seed}' holds NaN or inf") as info:
+        _quiet(prob.solve, progress=False)
+    assert "\n" not in str(info.value)
+    where = "objective" if in_objective else "constraint 'user'"
+    with pytest.raises(ValueError, match=f"^{where}: the cvxpy Parameter 'prior_{seed}' holds NaN or inf"):
+        _quiet(Problem, est, **kw)

@@ -25,6 +25,7 @@ from .constraints.base import Constraint, NonNegative, SumTo, as_constraint
 from .errors import SolverWarning, error_for_status, user_code_raised
 from .objectives.base import default_scale
 from .objectives.builtins import Objective, make_objective
+from .objectives.finite import refuse_non_finite
 from .progress import SolveContext, backstop, bounded, check_time_limit
 from .solution import Solution, _attempt
 from .solvers import routes
@@ -46,18 +47,13 @@ def _worker_if_needed() -> None:
         start_in_background()
 
 
-def _not_finite(value) -> bool:
-    """Whether a cvxpy constant's ``value`` (array, scalar or sparse) holds NaN or ±inf."""
-    data = value.data if hasattr(value, "tocoo") else np.asarray(value)
-    return data.dtype.kind in "fc" and not bool(np.all(np.isfinite(data)))
-
-
 def _refuse_foreign_data(x, built, named: dict) -> None:
     """Refused when the problem is built (``Problem(...)``), one line naming the part: a cvxpy
     Variable other than f in the objective or a constraint (ldpopt solves over f alone; the
     objective's own epigraph variables, declared with its constraints, are its own), or a NaN or an
-    inf in the objective's or a constraint's data (as :class:`~.constraints.base.Box` refuses an
-    infinite bound: a side without a bound is left out)."""
+    inf in the objective's or a constraint's data, constants and Parameter values
+    (:mod:`.objectives.finite`; as :class:`~.constraints.base.Box` refuses an infinite bound: a side
+    without a bound is left out)."""
     own = {x.id} | {v.id for c in built.constraints for v in c.variables()}
     parts = [("objective", built.expr)] + [(f"constraint {name!r}", con) for name, con in named.items()]
     for where, item in parts:
@@ -65,10 +61,7 @@ def _refuse_foreign_data(x, built, named: dict) -> None:
             if v.id not in own:
                 raise ValueError(f"{where}: holds the cvxpy Variable {v.name()!r} (shape {v.shape}) besides f; "
                                  "ldpopt solves over f alone: write it in f")
-        for c in item.constants():
-            if c.value is not None and _not_finite(c.value):
-                raise ValueError(f"{where}: its data hold NaN or inf (a constant of shape {c.shape}); "
-                                 "every number must be finite")
+        refuse_non_finite(where, item)
 
 
 def _library_failure(exc: BaseException) -> bool:

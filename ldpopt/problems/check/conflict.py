@@ -20,7 +20,8 @@ ALLOWANCE = 2.0**-26
 
 def non_affine(problem) -> list[str]:
     """Names of the user constraints that are not affine: those the linear system leaves out, and
-    those ldpopt's check takes no Jacobian of (its KKT test does not run where one is named).
+    those ldpopt's check differentiates at f only (its KKT test then certifies and never refutes:
+    :func:`~.verdict._certify_only`).
 
     Parameters
     ----------

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 # Σ v correctly rounded (math.fsum's value), so a residual of 1e-15 is not rounding; vectorised
 from ..._fsum import fsum as _fsum
+from ..objectives.polyhedral import affine_bound
 from ..registry import VALUES, FileEntry, Kind, register_constraint
 
 __all__ = [
@@ -1299,7 +1300,9 @@ class UserConstraint(Constraint):
             if not isinstance(c, cp.Constraint):
                 raise TypeError(f"constraint callable {self.name!r} returned {type(c).__name__} for {key!r}, "
                                 "not a cvxpy constraint")
-        return pairs
+        # a polyhedral bound (‖u‖∞ <= r, max(u) <= r, |u| <= r, ...) as its affine rows: the exact
+        # pre-check, the conflict proof and the KKT check read it as any linear row (its dual: one per row)
+        return [(key, c if (rows := affine_bound(c)) is None else rows) for key, c in pairs]
 
 
 def as_constraint(c) -> Constraint:

@@ -28,6 +28,9 @@ from cvxpy.atoms.pnorm import Pnorm, PnormApprox
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 from scipy.special import expit, xlogy
 
+from .finite import refuse_non_finite
+from .polyhedral import max_pieces
+
 __all__ = ["NotRecognised", "Recognised", "recognise", "recognise_norms", "squares_floor"]
 
 
@@ -486,6 +489,7 @@ def recognise(func, estimate) -> Recognised:
     expr = func(f, estimate)
     if not isinstance(expr, cp.Expression) or expr.size != 1:
         raise NotRecognised("the callable does not return a scalar cvxpy expression")
+    refuse_non_finite("objective", expr)  # NaN / inf data: refused (ValueError), never read into a form
     out = Recognised(d, [], np.zeros(d), parameters=tuple(sorted(expr.parameters(), key=lambda p: p.id)))
     try:
         _scalar(expr, 1.0, f, out)
@@ -672,8 +676,8 @@ def _scalar(e, w: float, f, out: Recognised) -> None:
         return _vector(e.args[0], np.full(e.args[0].size, w), f, out)
     if type(e).__name__ == "norm1":
         return _kink("abs", e.args[0], np.full(e.args[0].size, w), f, out)
-    if type(e).__name__ == "max" and getattr(e, "axis", None) is None:
-        return _kink("max", e.args[0], np.array([w]), f, out)
+    if type(e).__name__ in ("max", "norm_inf", "maximum") and getattr(e, "axis", None) is None:
+        return _max_kink(e, w, f, out)  # ‖u‖∞ = max(u, −u), max(u), maximum(s, t): one "max" kink
     if type(e).__name__ == "abs" and e.size == 1:
         return _kink("abs", e.args[0], np.array([w]), f, out)
     if isinstance(e, (multiply, MulExpression, DivExpression)):
@@ -848,6 +852,23 @@ def _kink(kind: str, arg, W, f, out: Recognised) -> None:
         raise NotRecognised(f"{kind} with a negative weight (not convex)")
     A, b = _jacobian(arg, f, out.d)
     out.kinks.append((kind, W, A, b))
+
+
+def _max_kink(e, w: float, f, out: Recognised) -> None:
+    """w·e for a scalar e that is a maximum of affine pieces (:func:`.polyhedral.max_pieces`: ‖u‖∞ as
+    max(u, −u), max(u), a maximum of scalars): one ``max`` kink whose rows are the pieces' Jacobians
+    stacked — ‖·‖∞ is polyhedral, so ldpopt's kink certificate applies where cvxpy's gradient of
+    ``norm_inf`` is not implemented."""
+    import scipy.sparse as sp
+
+    pieces = max_pieces(e)
+    if pieces is None:
+        raise NotRecognised(f"a {type(e).__name__} that is not a maximum of affine pieces: {_show(e)}")
+    if w < 0:
+        raise NotRecognised(f"{type(e).__name__} with a negative weight (not convex)")
+    rows = [_jacobian(P, f, out.d) for P in pieces]
+    A = rows[0][0] if len(rows) == 1 else sp.csr_array(sp.vstack([A for A, _ in rows], format="csr"))
+    out.kinks.append(("max", np.array([float(w)]), A, np.concatenate([b for _, b in rows])))
 
 
 def _jacobian(arg, f, d):

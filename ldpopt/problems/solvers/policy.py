@@ -283,8 +283,8 @@ def sqp_applies(problem) -> bool:
 def uses_sqp(problem) -> bool:
     """Whether ``Problem.solve()`` (no solver named) takes the sequential-QP route directly: the exact
     likelihoods at d ≥ ``SQP_MIN_D``, a smooth non-separable objective at any d — unless a user
-    constraint is not affine (:func:`.check.conflict.non_affine`: no KKT test runs there, so the
-    Newton route's point could not be certified, and its QPs carry the cone to Clarabel one by one):
+    constraint is not affine (:func:`.check.conflict.non_affine`: the Newton route's QPs carry the
+    cone to Clarabel one by one):
     then the chain, whose Clarabel takes the cone natively. Measured on the route grid's generated
     class CLS + 10⁻³·KL in a ball touching the simplex: the sequential QP stalled (``inaccurate``)
     after 0.15 / 0.38 s at d = 10² / 10³ and ran to the 30 s limit at 10⁴, where plain Clarabel ended

@@ -347,9 +347,9 @@ def first_order_cannot_do_better(sol: Solution, rest, problem) -> str:
       :data:`~..check.verdict.GAP_TOL` — stationarity is what failed. Measured: CLS − 10⁻³·geo_mean(f)
       at d = 100, Clarabel's point (gap 2e-10, stationarity 3.7e-2) then 9 s of SCS to a point that
       failed the same test and the feasibility one (the whole call 22 s where plain Clarabel took 5 s);
-    - or the check found it feasible and no KKT test can run on this problem at all (a user
-      constraint that is not affine: :func:`..check.conflict.non_affine`), so no later point can be
-      certified either. Measured on the route grid's generated classes: CLS on the simplex with a
+    - or the check found it feasible and the KKT test could not certify it with a user constraint
+      that is not affine (:func:`..check.conflict.non_affine`: there the test certifies and never
+      refutes, so a first-order point is no likelier to pass). Measured on the route grid's generated classes: CLS on the simplex with a
       ball that only touches it (d = 100), Clarabel ``optimal_inaccurate`` in 8 ms, then SCS to its
       200,000-iteration limit (2.2 s) and a point that failed feasibility; with a quadratic energy
       constraint at d = 10⁴, SCS was still running after 29 minutes.
@@ -362,8 +362,8 @@ def first_order_cannot_do_better(sol: Solution, rest, problem) -> str:
             and ch.gap <= GAP_TOL):
         return "this interior point is feasible with its duality gap certified (its stationarity is what failed)"
     if not ch.failed and np.isfinite(ch.max_violation) and ch.stationarity is None and (names := non_affine(problem)):
-        return (f"this interior point is feasible, and no KKT test runs on this problem (constraint {names[0]!r} "
-                f"is not affine): a later point could not be certified either")
+        return (f"this interior point is feasible, and no KKT test certified it (constraint {names[0]!r} "
+                f"is not affine: its test certifies, never refutes)")
     return ""
 
 

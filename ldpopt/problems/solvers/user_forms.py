@@ -9,6 +9,7 @@ import copy
 import numpy as np
 
 from ..objectives.builtins import Objective, UserObjective
+from ..objectives.finite import refuse_non_finite_parameters
 from ..objectives.recognise import NotRecognised, Recognised, recognise, recognise_norms
 from ..objectives.separable import Separable
 from ..objectives.smooth import form_change, form_domain
@@ -406,13 +407,17 @@ def _parameters(objective: Objective, estimate) -> tuple:
 
 
 def missing_parameter(params) -> None:
-    """Raise :class:`~.errors.MissingParameterError` naming the first of ``params`` without a value."""
+    """Raise :class:`~.errors.MissingParameterError` naming the first of ``params`` without a value, and
+    a one-line ``ValueError`` naming the first whose value holds NaN or inf (set after ``Problem(...)``,
+    which refuses such data itself: :mod:`..objectives.finite`)."""
     from ..errors import MissingParameterError
 
+    params = list(params)
     for p in params:
         if p.value is None:
             raise MissingParameterError(f"cvxpy Parameter {p.name()!r} has no value: set {p.name()}.value "
                                         "before solve() (Parameters are read at each solve)")
+    refuse_non_finite_parameters(params, "solve()")
 
 
 def domain_constraint(objective: Objective, constraints: list):
