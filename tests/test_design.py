@@ -413,8 +413,8 @@ def test_analytic_variance_and_intervals_against_the_real_client():
 
 
 def test_plan_and_gls_weights_use_the_channel():
-    """plan's closed form and the weighted problems' σ_v² are the channel's exact ones, not Eq. 2 at the
-    soft supports' stand-in (p, q)."""
+    """plan's closed form, the weighted problems' σ_v² and σ² are the channel's exact ones, not Eq. 2 / Eq. 7
+    at the soft supports' stand-in (p, q)."""
     from ldpopt.planning import closed_form
 
     o = next(_generated_designs())
@@ -424,6 +424,8 @@ def test_plan_and_gls_weights_use_the_channel():
     est = o.simulate(np.full(o.d, 200), rng=1)
     eq2 = (o.q * (1 - o.q) + np.clip(est.f_tilde, 0, 1) * (o.p - o.q) * (1 - o.p - o.q)) / (est.n * (o.p - o.q) ** 2)
     assert np.allclose(est.sigma2_v, o.variance(np.clip(est.f_tilde, 0, 1), est.n)) and not np.allclose(est.sigma2_v, eq2)
+    uniform = float(np.mean(np.diag(o.covariance(np.full(o.d, 1.0 / o.d), est.n))))
+    assert math.isclose(est.sigma2, uniform, rel_tol=1e-10) and math.isclose(o.approx_variance(est.n), uniform, rel_tol=1e-10)
 
 
 def test_designed_oracle_covariance_refuses_bad_input(small):
