@@ -5,7 +5,9 @@ Each row is ``ldpopt.audit.audit_client`` run on the client as it runs (every fi
 τ rounds of users who keep their state), ``--samples`` runs per input (a quarter fits the learned
 attack, a quarter selects pair, attack and threshold, half tests), the pair (0, 1) and one random
 pair, confidence 99.9 %. Clients: every oracle's ``perturb`` (``oracles.available(sketches=True)``,
-ε = 1, d = 8, sketch families of k = 4 rows of m = 16, RAPPOR 16 bits in 2 cohorts); every longitudinal client (ε∞ = 2, ε₁ = 1, d = 8) at τ ∈ {1, 5, 20}; the
+ε = 1, d = 8, sketch families of k = 4 rows of m = 16, RAPPOR 16 bits in 2 cohorts); the oracles of a
+general channel (a strategy designed for all ranges at d = 16, ε = 1; Modular Subset Selection at ε = 1,
+d = 10, moduli 3, 4, 5); every longitudinal client (ε∞ = 2, ε₁ = 1, d = 8) at τ ∈ {1, 5, 20}; the
 multi-attribute protocols (ε = 1, three attributes of 3 values); the key–value clients
 (``perturb_users``: PCKV-UE, PCKV-GRR at ℓ = 1 and 2, PrivKV; ε = 1 composed over key and value,
 d = 4; PCKV-UE at ℓ = 3 > d = 2, stated its exact ε; the enumeration's worst pair of sets and three
@@ -65,11 +67,23 @@ def _central_client(m, exact: bool):
     return client
 
 
+def _channel_oracles():
+    """The oracles of a general channel: a designed strategy (all ranges, d = 16, ε = 1) and Modular Subset
+    Selection (ε = 1, d = 10, moduli 3, 4, 5), each audited through its own ``perturb``."""
+    from ldpopt.design import design
+    from ldpopt.oracles.modular import MSS
+
+    yield "designed (ranges, d = 16)", design("ranges", 1.0, d=16, iterations=200, init="random", rng=0).oracle()
+    yield "mss (d = 10, moduli 3, 4, 5)", MSS(1.0, 10, moduli=(3, 4, 5))
+
+
 def cases():
     """(group, label, τ, kwargs of audit_client, true ε or None)."""
     for name in oracles.available(sketches=True):
         params = {k: v for k, v in SMALL.items() if k in oracles.oracle_class(name).structural}
         yield "oracle", name, 1, {"client": oracles.get(name, 1.0, 8, **params)}, None
+    for label, o in _channel_oracles():
+        yield "channel", label, 1, {"client": o}, None
     longi = [(n, longitudinal_oracle(n, 2.0, 8, **({"num_bits": 16, "cohorts": 2} if n == "l-rappor" else {})))
              for n in ("l-grr", "l-sue", "l-soue", "l-oue", "l-osue", "loloha", "l-rappor")]
     longi.append(("dbitflippm", DBitFlipPM(2.0, 8, bits=2)))
@@ -151,8 +165,8 @@ def _parser():
 
 
 #: the groups' result files, in the docs table's order
-GROUP_FILES = ("oracles", "longitudinal", "multi", "keyvalue", "heavy", "pooled", "central")
-KINDS = {"oracle": "oracle", "longitudinal": "longitudinal", "multi": "multi-attribute", "keyvalue": "key–value",
+GROUP_FILES = ("oracles", "channel", "longitudinal", "multi", "keyvalue", "heavy", "pooled", "central")
+KINDS = {"oracle": "oracle", "channel": "oracle (general channel)", "longitudinal": "longitudinal", "multi": "multi-attribute", "keyvalue": "key–value",
          "heavy": "heavy hitters", "pooled": "pooled", "central": "central"}
 
 

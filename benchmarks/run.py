@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE))
 SECTIONS: dict[str, tuple[str, ...]] = {
     "collect": ("oracles", "rws_conformance", "rws_pool", "hr_fastpath", "ss_fastpath", "ss_memory", "hash_pool", "aggregate", "identity",
                 "schedulers", "frames",
-                "kernels", "kernels_dask", "gpu", "sketches", "billion", "design", "mss"),
+                "kernels", "kernels_dask", "gpu", "sketches", "billion", "design", "design_scale", "mss"),
     "estimate": ("methods", "bayes", "power_fit", "projection", "uncertainty", "uncertainty_heldout", "uncertainty_grid", "choose_candidates",
                  "ci_all", "ldpcube_power", "choose_drift", "choose_patterns", "central", "plan", "plan_target",
                  "hierarchy_gls", "cell_coverage"),

@@ -447,7 +447,10 @@ class Estimate:
     def sigma2(self) -> float:
         """Approximate common variance :math:`σ^2 = q(1 - q) / (n (p - q)^2)` (arXiv Eq. 7), plus
         ``meta["extra_variance"]`` where the oracle has a term Eq. 7 lacks (the collisions of a
-        fixed sketch hash family: :func:`ldpopt.sketches.sketch_estimate`; 0 otherwise).
+        fixed sketch hash family: :func:`ldpopt.sketches.sketch_estimate`; 0 otherwise). A source of a
+        general channel (:class:`ldpopt.noise.ReportMoments`: a designed strategy, MSS) has no Eq. 7; its
+        σ² is the mean of its exact per-value variances at the uniform distribution (what Eq. 7
+        approximates for a pure oracle at large d).
 
         Examples
         --------
@@ -456,7 +459,17 @@ class Estimate:
         >>> round(est.sigma2, 6)  # 0.2 * 0.8 / (100 * 0.4**2)
         0.01
         """
+        general = self._general_covariance()
+        if general is not None:
+            return float(np.mean(general.variance(1.0 / self.d))) + self._extra_variance
         return self.q * (1.0 - self.q) / (self.n * (self.p - self.q) ** 2) + self._extra_variance
+
+    def _general_covariance(self):
+        # the attached source's count covariance where it is a general channel's (moments), else None
+        if self.noise_source is None:
+            return None
+        cov = self.noise_source.count_covariance(self.n, self.d)
+        return cov if cov.moments is not None else None
 
     @property
     def _extra_variance(self) -> float:
@@ -481,7 +494,10 @@ class Estimate:
         :math:`σ_v^2 = (q(1 - q) + f_v (p - q)(1 - p - q)) / (n (p - q)^2)`.
 
         Exact for every pure oracle in ldpopt: :math:`c_v` is a sum of independent Bernoulli(p or q)
-        indicators over users. Plus ``meta["extra_variance"]`` (see :attr:`sigma2`).
+        indicators over users. Plus ``meta["extra_variance"]`` (see :attr:`sigma2`). A source of a
+        general channel (a designed strategy, whose p and q only scale its soft supports) states its
+        exact variance instead (:class:`ldpopt.noise.ReportMoments`), and that is returned, with ``f``
+        broadcast to (d,).
 
         Parameters
         ----------
@@ -501,6 +517,9 @@ class Estimate:
         array([0.01  , 0.0125, 0.015 ])
         """
         f = np.asarray(f, dtype=np.float64)
+        general = self._general_covariance()
+        if general is not None:
+            return general.variance(f) + self._extra_variance
         p, q = self.p, self.q
         return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (self.n * (p - q) ** 2) + self._extra_variance
 

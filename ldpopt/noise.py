@@ -14,7 +14,114 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["AdditiveNoise", "CountCovariance", "NoiseSource", "SupportCounts", "register_resolver", "source_of"]
+__all__ = ["AdditiveNoise", "ChannelMoments", "CountCovariance", "NoiseSource", "ReportMoments", "SupportCounts",
+           "register_resolver", "source_of"]
+
+
+class ReportMoments(abc.ABC):
+    r"""The second moments of one report's unbiased contribution :math:`x \in \mathbb{R}^d` (the estimate
+    is :math:`\tilde f = \frac{1}{n}\sum_i x_i` and :math:`E[x \mid v] = e_v`): what states the exact
+    covariance of a channel of no pair form (a designed strategy, Modular Subset Selection). With
+    :math:`M(f) = \sum_v f_v E[x x^T \mid v]`, :math:`\mathrm{Cov}(\tilde f) = (M(f) - \mathrm{diag}(f))/n`.
+
+    Parameters
+    ----------
+    (none)
+        A subclass's constructor takes what its channel needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.noise import ChannelMoments
+    >>> m = ChannelMoments(np.eye(2), np.eye(2))   # the identity channel: x = e_v
+    >>> m.second_moment([0.3, 0.7]).tolist()
+    [[0.3, 0.0], [0.0, 0.7]]
+    """
+
+    #: the domain size
+    d: int
+
+    @abc.abstractmethod
+    def second_moment(self, f) -> np.ndarray:
+        r""":math:`M(f) = \sum_v f_v E[x x^T \mid v]`, (d, d).
+
+        Parameters
+        ----------
+        f : array_like (d,)
+            Frequencies.
+
+        Returns
+        -------
+        ndarray (d, d)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.noise import ChannelMoments
+        >>> ChannelMoments(np.eye(2), 2 * np.eye(2)).second_moment([0.5, 0.5]).tolist()
+        [[2.0, 0.0], [0.0, 2.0]]
+        """
+
+    @abc.abstractmethod
+    def query_moments(self, W=None) -> np.ndarray:
+        r""":math:`\Gamma[k, v] = E[(w_k^T x)^2 \mid v]` for the rows :math:`w_k` of ``W`` (None: the identity's).
+
+        Parameters
+        ----------
+        W : array_like (k, d) or None
+
+        Returns
+        -------
+        ndarray (k, d)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.noise import ChannelMoments
+        >>> ChannelMoments(np.eye(2), 2 * np.eye(2)).query_moments([[1.0, 1.0]]).tolist()
+        [[4.0, 4.0]]
+        """
+
+
+class ChannelMoments(ReportMoments):
+    r"""The moments of a channel that enumerates its outputs: :math:`P[v, y] = \Pr[y \mid v]` and each
+    output's contribution :math:`X[:, y]`: :math:`M(f) = X \mathrm{diag}(P^T f) X^T` and
+    :math:`\Gamma = (W X)^{\circ 2} P^T`.
+
+    Parameters
+    ----------
+    P : array_like (d, m)
+        The output distribution, one row per value.
+    X : array_like (d, m)
+        Each output's unbiased contribution (a designed strategy's reconstruction V).
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ or are not 2-D.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.noise import ChannelMoments
+    >>> ChannelMoments(np.eye(3), np.eye(3)).query_moments().tolist()[0]
+    [1.0, 0.0, 0.0]
+    """
+
+    def __init__(self, P, X):
+        self.P = np.asarray(P, dtype=np.float64)
+        self.X = np.asarray(X, dtype=np.float64)
+        if self.P.ndim != 2 or self.P.shape != self.X.shape:
+            raise ValueError(f"P and X must be (d, m) of one shape, got {self.P.shape} and {self.X.shape}")
+        self.d = int(self.P.shape[0])
+
+    def second_moment(self, f) -> np.ndarray:
+        pi = np.asarray(f, dtype=np.float64) @ self.P
+        return (self.X * pi[None, :]) @ self.X.T
+
+    def query_moments(self, W=None) -> np.ndarray:
+        WX = self.X if W is None else np.asarray(W, dtype=np.float64) @ self.X
+        return (WX * WX) @ self.P.T
 
 
 @dataclass(frozen=True)
@@ -28,7 +135,10 @@ class CountCovariance:
 
     f the true frequencies, :math:`e = V/n^2` the variance of noise of V counts² added independently to every
     count. ``pair`` is (a, b), or None where the off-diagonal covariance is not of that form (then only
-    the per-value variance is known). ``how`` says where it comes from, in words.
+    the per-value variance is known). ``how`` says where it comes from, in words. A channel of neither
+    form (a designed strategy) states its ``moments`` instead (:class:`ReportMoments`):
+    :math:`\mathrm{Cov}(\tilde f) = (M(f) - \mathrm{diag}(f))/n + e I`, exact, and κ, A, B are NaN (no
+    consumer may read them then: :meth:`variance` and :meth:`matrix` answer).
 
     Parameters
     ----------
@@ -44,6 +154,8 @@ class CountCovariance:
         Users.
     how : str
         One phrase for the interval's description.
+    moments : ReportMoments, optional
+        The general form (above); None for the (κ, A, B, pair) form.
 
     Examples
     --------
@@ -60,6 +172,7 @@ class CountCovariance:
     noise_var: float
     n: int
     how: str
+    moments: ReportMoments | None = None
 
     @property
     def e(self) -> float:
@@ -91,7 +204,42 @@ class CountCovariance:
         >>> CountCovariance(0.0, 0.0, 0.0, (0.0, 0.0), 25.0, 10, "noise").variance([0.1, 0.9]).tolist()
         [0.25, 0.25]
         """
+        if self.moments is not None:  # the diagonal of M(f) − diag(f), f broadcast to (d,)
+            fv = np.broadcast_to(np.asarray(f, dtype=np.float64), (self.moments.d,))
+            return (self.moments.query_moments() @ fv - fv) / self.n + self.e
         return self.kappa * (self.A + self.B * np.asarray(f, dtype=np.float64)) + self.e
+
+    def matrix(self, f) -> np.ndarray:
+        r"""The whole covariance (d, d) of f̃ at true frequencies ``f``: the general form's
+        :math:`(M(f) - \mathrm{diag}(f))/n + e I`; the pair form's
+        :math:`\kappa(\mathrm{diag}(g) + a 11^T + b(f1^T + 1f^T))` with :math:`g = A - a + (B - 2b)f`, plus
+        :math:`e I`; without pair terms the diagonal alone (the off-diagonal left at 0).
+
+        Parameters
+        ----------
+        f : array_like (d,)
+            True frequencies.
+
+        Returns
+        -------
+        ndarray (d, d)
+
+        Examples
+        --------
+        >>> from ldpopt.noise import CountCovariance
+        >>> CountCovariance(1.0, 0.1, 0.0, (0.05, 0.0), 0.0, 1, "pair").matrix([0.5, 0.5]).tolist()
+        [[0.1, 0.05], [0.05, 0.1]]
+        """
+        fv = np.asarray(f, dtype=np.float64)
+        d = fv.shape[0]
+        if self.moments is not None:
+            return (self.moments.second_moment(fv) - np.diag(fv)) / self.n + self.e * np.eye(d)
+        if self.pair is None:
+            return np.diag(self.variance(fv))
+        a, b = self.pair
+        one = np.ones(d)
+        return (np.diag(self.variance(fv) - self.kappa * (a + 2 * b * fv)) + self.kappa * a * np.outer(one, one)
+                + self.kappa * b * (np.outer(fv, one) + np.outer(one, fv)))
 
 
 class NoiseSource(abc.ABC):

@@ -314,11 +314,10 @@ def closed_form(oracle, method: str, query, f, n: int) -> float | None:
     f = np.asarray(f, dtype=np.float64)
     d = f.shape[0]
     U = _given_matrix(q, d) if q.kind == "given" else None
-    full = getattr(oracle, "covariance", None)
-    if callable(full):   # the source states its whole covariance matrix (a designed channel)
-        return _matrix_closed_form(np.asarray(full(f, n), dtype=np.float64), method, q, f, U)
     # the variances are uncertainty.analytic's (one place), asked of the source's covariance
     cov = oracle.count_covariance(n, d)
+    if cov.moments is not None:   # a general channel (a designed strategy): its whole covariance matrix
+        return _matrix_closed_form(cov.matrix(f), method, q, f, U)
     try:
         if q.kind == "subsets":   # Var = α(k) + β(k)·F_A for any k-subset A; E F_A = (k/d) Σf
             S = np.zeros((1, d))

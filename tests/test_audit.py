@@ -28,6 +28,18 @@ def test_every_oracle_perturb_within_its_epsilon(name):
     assert not r.violated, r.row()
 
 
+def test_general_channel_clients_within_their_epsilon():
+    """A designed strategy's client and MSS's, audited on their perturb: within ε, and the audit has
+    power on them (its bound passes a third of ε at N runs)."""
+    from ldpopt.design import design
+    from ldpopt.oracles.modular import MSS
+
+    for client in (design("ranges", 1.0, d=8, iterations=30, init="random", rng=0).oracle(),
+                   MSS(1.0, 8, moduli=(3, 4, 5))):
+        r = audit_client(client, samples=N, extra_pairs=1, rng=3)
+        assert not r.violated and r.epsilon_lb > 1.0 / 3, r.row()
+
+
 @pytest.mark.parametrize("name", ["l-grr", "l-sue", "l-soue", "l-oue", "l-osue", "loloha", "l-rappor", "dbitflip"])
 @pytest.mark.parametrize("tau", [1, 5, 20])
 def test_every_longitudinal_client_within_its_epsilon_over_rounds(name, tau):

@@ -337,3 +337,106 @@ def test_compare_ranks_against_independent_covariances():
         assert got[name] == pytest.approx(float(np.sum((Wm @ C) * Wm)) / len(Wm), rel=1e-9)
     with pytest.raises(ValueError, match="f must be"):
         D.compare(Wm, np.ones(d), n, eps)
+
+
+# -- the designed oracle's covariance everywhere ------------------------------------------------------------
+def _generated_designs():
+    """Designs on generated settings (d, ε, workload), seeded."""
+    gen = np.random.default_rng(72)
+    for i in range(3):
+        d, eps = int(gen.integers(3, 7)), float(gen.uniform(0.5, 3.0))
+        yield D.design(("ranges", "prefixes", "identity")[i], eps, d=d, iterations=25, init="random", rng=i).oracle()
+
+
+def test_count_covariance_is_the_multinomial_law_of_the_outputs():
+    """Cov(f̃) against an independent computation from Q alone: y = Σ_v Multinomial(n_v, Q[:, v]), so
+    Cov(y) = Σ_v n_v (diag Q_v − Q_v Q_vᵀ) and f̃ = V y/n with V the weighted least squares solved here."""
+    gen = np.random.default_rng(3)
+    for o in _generated_designs():
+        Q = o.strategy / o.strategy.sum(axis=0)[None, :]
+        Dinv = 1.0 / o.strategy.sum(axis=1)
+        V = np.linalg.solve(o.strategy.T @ (Dinv[:, None] * o.strategy), o.strategy.T * Dinv[None, :])
+        tc = gen.integers(0, 50, o.d)
+        tc[0] += 1
+        n = int(tc.sum())
+        cov_y = sum(tc[v] * (np.diag(Q[:, v]) - np.outer(Q[:, v], Q[:, v])) for v in range(o.d))
+        want = V @ cov_y @ V.T / n**2
+        cov = o.count_covariance(n, o.d)
+        assert cov.moments is not None and cov.pair is None
+        assert np.allclose(cov.matrix(tc / n), want, rtol=1e-8, atol=1e-14)
+        assert np.allclose(o.covariance(tc / n, n), want, rtol=1e-8, atol=1e-14)
+        est = o.simulate(tc, rng=0)
+        assert est.noise is o
+        assert np.allclose(est.variance(tc / n), np.diag(want), rtol=1e-8, atol=1e-14)
+        assert np.allclose(est.sigma2_v, np.diag(cov.matrix(np.clip(est.f_tilde, 0, 1))), rtol=1e-10)
+        assert np.allclose(ldpopt_uncertainty().covariance(est, tc / n), want, rtol=1e-8, atol=1e-14)
+
+
+def ldpopt_uncertainty():
+    """The module ldpopt.uncertainty.analytic (the package exports a function of that name)."""
+    import importlib
+
+    return importlib.import_module("ldpopt.uncertainty.analytic")
+
+
+def test_analytic_variance_and_intervals_against_the_real_client():
+    """The real client, R repetitions of n users: the sample variance of Base and Norm answers (single
+    values and every range) against uncertainty.query_variance (a chi-square band), and the analytic score
+    intervals' coverage of the truth near the nominal 90 %."""
+    an = ldpopt_uncertainty()
+    o = D.design("ranges", 1.5, d=5, iterations=30, init="random", rng=5).oracle()
+    tc = np.array([400, 250, 200, 100, 50])
+    n, R = int(tc.sum()), 300
+    f = tc / n
+    U = W.all_ranges(o.d)
+    reports = o.perturb(np.tile(np.repeat(np.arange(o.d), tc), R), np.random.default_rng(11)).reshape(R, n)
+    Y = np.stack([np.bincount(r, minlength=o.m) for r in reports])
+    ests = [o.estimate_outputs(y) for y in Y]
+    F = np.stack([e.f_tilde for e in ests])
+    assert np.allclose(F, Y @ o.V.T / n, atol=1e-12)   # the estimate is the reconstruction
+    band = 4 * math.sqrt(2 / (R - 1))
+    for method in ("base", "norm"):
+        G = F if method == "base" else F + (1 - F.sum(axis=1, keepdims=True)) / o.d
+        for rows, answers in ((None, G), (U, G @ U.T)):
+            want = an.query_variance(ests[0], method, f, rows)
+            got = answers.var(axis=0, ddof=1)
+            live = want > 1e-12   # the whole domain's Base answer is Σf̃ = 1 exactly (1ᵀV = 1ᵀ): no variance
+            assert np.all(got[~live] < 1e-20) and np.all(np.abs(got[live] / want[live] - 1) < band), (method, got / want)
+        hits = []
+        for e in ests[:100]:
+            r = an.analytic(e, method, level=0.9, queries=[list(range(a, b + 1)) for a in range(5) for b in range(a, 5)])
+            truth = U @ f
+            hits.append((r.lo <= truth) & (truth <= r.hi))
+        cover = float(np.mean(hits))
+        assert abs(cover - 0.9) < 0.05, (method, cover)
+        assert "plug" in r.how
+
+
+def test_plan_and_gls_weights_use_the_channel():
+    """plan's closed form, the weighted problems' σ_v² and σ² are the channel's exact ones, not Eq. 2 / Eq. 7
+    at the soft supports' stand-in (p, q)."""
+    from ldpopt.planning import closed_form
+
+    o = next(_generated_designs())
+    f = np.full(o.d, 1.0 / o.d)
+    assert math.isclose(closed_form(o, "base", "full", f, 1000), float(np.mean(np.diag(o.covariance(f, 1000)))),
+                        rel_tol=1e-10)
+    est = o.simulate(np.full(o.d, 200), rng=1)
+    eq2 = (o.q * (1 - o.q) + np.clip(est.f_tilde, 0, 1) * (o.p - o.q) * (1 - o.p - o.q)) / (est.n * (o.p - o.q) ** 2)
+    assert np.allclose(est.sigma2_v, o.variance(np.clip(est.f_tilde, 0, 1), est.n)) and not np.allclose(est.sigma2_v, eq2)
+    uniform = float(np.mean(np.diag(o.covariance(np.full(o.d, 1.0 / o.d), est.n))))
+    assert math.isclose(est.sigma2, uniform, rel_tol=1e-10) and math.isclose(o.approx_variance(est.n), uniform, rel_tol=1e-10)
+
+
+def test_designed_oracle_covariance_refuses_bad_input(small):
+    with pytest.raises(ValueError, match="d must be"):
+        small.count_covariance(10, small.d + 1)
+    with pytest.raises(ValueError, match="f must have shape"):
+        small.covariance([0.5, 0.5], 10)
+    with pytest.raises(ValueError, match="n"):
+        small.count_covariance(0, small.d)
+
+
+def test_designed_oracle_passes_the_noise_protocol_check(small):
+    report = testing.check_mechanism(small, checks=("interface", "covariance"), d=small.d, n=200, reps=3000)
+    assert set(report) == {"interface", "covariance"}

@@ -88,3 +88,40 @@ def test_mss_refuses_bad_input():
         o.aggregate(np.array([1, 2]))
     with pytest.raises(ValueError, match="values must be"):
         o.perturb([10], rng=0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_covariance_against_the_enumerated_law(seed):
+    """The reports' moments (Subset Selection's pair probabilities, no enumeration) against the covariance
+    of the support counts enumerated over every output (jointlaw.count_moments), on generated moduli."""
+    from ldpopt.oracles.jointlaw import count_moments
+
+    gen = np.random.default_rng(seed)
+    d = int(gen.integers(3, 9))
+    o = MSS(float(gen.uniform(0.5, 3.0)), d, moduli=_coprime_moduli(gen, d))
+    tc = gen.integers(0, 40, d)
+    tc[0] += 1
+    n = int(tc.sum())
+    _, cov_c = count_moments(o, tc)
+    want = cov_c / (n * (o.p - o.q)) ** 2
+    cov = o.count_covariance(n, d)
+    assert cov.pair is None and np.allclose(cov.matrix(tc / n), want, rtol=1e-7, atol=1e-13)
+    assert np.allclose(o.variance(tc / n, n), np.diag(want), rtol=1e-7, atol=1e-13)
+    Wq = gen.normal(size=(3, d))
+    assert np.allclose(cov.moments.query_moments(Wq) @ (tc / n) - (Wq**2) @ (tc / n),
+                       n * np.einsum("kd,de,ke->k", Wq, want, Wq), rtol=1e-7, atol=1e-12)
+
+
+def test_variance_against_the_real_client():
+    """R runs of the real client: each f̂_v's sample variance against the stated one (a chi-square band),
+    and the estimate carries the oracle as its noise source (σ_v², intervals)."""
+    o = MSS(1.0, 10, moduli=(3, 4, 5))
+    tc = np.array([300, 200, 150, 100, 80, 60, 50, 30, 20, 10])
+    n, R = int(tc.sum()), 300
+    gen = np.random.default_rng(4)
+    values = np.repeat(np.arange(10), tc)
+    F = np.stack([o.estimate(o.aggregate(o.perturb(values, gen)), n).f_tilde for _ in range(R)])
+    ratio = F.var(axis=0, ddof=1) / o.variance(tc / n, n)
+    assert np.all(np.abs(ratio - 1) < 4 * math.sqrt(2 / (R - 1))), ratio
+    est = o.simulate(tc, rng=0)
+    assert est.noise is o and np.allclose(est.sigma2_v, o.variance(np.clip(est.f_tilde, 0, 1), n))

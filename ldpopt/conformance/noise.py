@@ -74,15 +74,11 @@ def _check_covariance(src: NoiseSource, d: int, n: int, reps: int, gen, alpha: f
     C = np.asarray(src.sample_counts_batch(tc, reps, gen), dtype=np.float64)
     F = (C / n - est.q) / (est.p - est.q)
     cov = src.count_covariance(n, d)
-    want = np.diag(cov.variance(f))
-    if cov.pair is not None:
-        a, b = cov.pair
-        off = cov.kappa * (a + b * (f[:, None] + f[None, :]))
-        want = want + off - np.diag(np.diag(off))
+    want = cov.matrix(f)
     sd = np.sqrt(np.diag(want))
     zm = np.abs(F.mean(axis=0) - f) / (sd / math.sqrt(reps))
     xc = F - f
-    j, k = np.triu_indices(d) if cov.pair is not None else (np.arange(d), np.arange(d))
+    j, k = np.triu_indices(d) if cov.pair is not None or cov.moments is not None else (np.arange(d), np.arange(d))
     prod = xc[:, j] * xc[:, k]
     se = prod.std(axis=0, ddof=1) / math.sqrt(reps)
     zc = np.abs(prod.mean(axis=0) - want[j, k]) / np.where(se > 0, se, np.inf)

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .._validation import as_generator, check_counts, check_n, check_values
 from ..estimate import Estimate
+from ..noise import ChannelMoments, CountCovariance
 from ..oracles.base import FrequencyOracle
 from ..oracles.channel import Channel
 from .exact import LDPCheck, verify_ldp
@@ -97,6 +99,7 @@ class DesignedOracle(FrequencyOracle):
         self._P = Q / Q.sum(axis=0)[None, :]  # the law sampled: columns normalised
         self.V = reconstruction(Q)
         self.V.setflags(write=False)
+        self._moments = ChannelMoments(self._P.T, self.V)
         self._p, self._q = self._scale()
         S = np.clip(self._q + (self._p - self._q) * self.V, 0.0, 1.0)
         S.setflags(write=False)
@@ -273,9 +276,46 @@ class DesignedOracle(FrequencyOracle):
         return self.S.copy()
 
     # -- variance -----------------------------------------------------------------------------------
+    def count_covariance(self, n: int, d: int) -> CountCovariance:
+        r"""The exact covariance of the estimate :math:`V y / n`: a report of output y contributes
+        :math:`x = V[:, y]` (:math:`E[x \mid v] = e_v`), so :math:`\mathrm{Cov} = (V \mathrm{diag}(Q f) V^T - \mathrm{diag}(f))/n`
+        (:class:`ldpopt.noise.ChannelMoments` of the channel and V). No pair form: κ, A, B are NaN.
+
+        See ``NoiseSource.count_covariance``.
+
+        Parameters
+        ----------
+        n : int
+            Users, >= 1.
+        d : int
+            The oracle's domain size.
+
+        Returns
+        -------
+        CountCovariance
+
+        Raises
+        ------
+        ValueError
+            If n is not an integer >= 1 or d is not the oracle's.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.design import DesignedOracle
+        >>> o = DesignedOracle(np.array([[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]), epsilon=1.1)
+        >>> round(float(o.count_covariance(100, 3).variance([0.5, 0.3, 0.2])[0]), 6)
+        0.0125
+        """
+        n = check_n(n, "n")
+        if int(d) != self.d:
+            raise ValueError(f"d must be the oracle's domain size {self.d}, got {d!r}")
+        return CountCovariance(kappa=math.nan, A=math.nan, B=math.nan, pair=None, noise_var=0.0, n=n,
+                               how="the channel's exact covariance", moments=self._moments)
+
     def covariance(self, f, n: int) -> np.ndarray:
         r"""Exact Cov of the estimate V·y/n for n users of frequencies f (each user's value fixed):
-        :math:`(V \operatorname{diag}(Q f) V^T − \operatorname{diag}(f))/n`.
+        :math:`(V \operatorname{diag}(Q f) V^T − \operatorname{diag}(f))/n`, :meth:`count_covariance`'s matrix.
 
         Parameters
         ----------
@@ -296,9 +336,10 @@ class DesignedOracle(FrequencyOracle):
         >>> o.covariance([0.5, 0.3, 0.2], 100).shape
         (3, 3)
         """
-        n = check_n(n, "n")
         f = np.asarray(f, dtype=np.float64)
-        return ((self.V * (self._P @ f)[None, :]) @ self.V.T - np.diag(f)) / n
+        if f.shape != (self.d,):
+            raise ValueError(f"f must have shape ({self.d},), got {f.shape}")
+        return self.count_covariance(n, self.d).matrix(f)
 
     def variance(self, f, n: int) -> np.ndarray:
         """Exact Var of each estimated frequency, :math:`((V^2)(Q f) − f)/n` (the diagonal of :meth:`covariance`).
@@ -322,9 +363,23 @@ class DesignedOracle(FrequencyOracle):
         >>> bool(np.allclose(o.variance([0.5, 0.3, 0.2], 100), np.diag(o.covariance([0.5, 0.3, 0.2], 100))))
         True
         """
-        n = check_n(n, "n")
-        f = np.broadcast_to(np.asarray(f, dtype=np.float64), (self.d,))
-        return ((self.V ** 2) @ (self._P @ f) - f) / n
+        return self.count_covariance(n, self.d).variance(f)
+
+    def estimate(self, counts, n: int, **meta) -> Estimate:
+        """The estimate of soft support counts, carrying this oracle as its noise source (so every
+        variance, interval and weight asks the channel's exact covariance, :meth:`count_covariance`).
+
+        See ``FrequencyOracle.estimate``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.design import DesignedOracle
+        >>> o = DesignedOracle(np.array([[0.6, 0.2, 0.2], [0.2, 0.6, 0.2], [0.2, 0.2, 0.6]]), epsilon=1.1)
+        >>> o.estimate(o.counts_from_outputs([6, 3, 1]), 10).noise is o
+        True
+        """
+        return replace(super().estimate(counts, n, **meta), noise_source=self)
 
     def workload_error(self, workload, f, n: int) -> float:
         r"""Expected total squared error :math:`\sum_\text{queries} \mathrm{Var}(w^T \hat f)` of the reconstruction for a query matrix

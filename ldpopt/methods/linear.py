@@ -126,6 +126,9 @@ class Centring:
         True
         """
         f = np.zeros(d) if f is None else np.asarray(f, dtype=np.float64)
+        if cov.moments is not None:   # a general channel: Var(wᵀf̃) = Σ_v C[k, v] f_v + e Σw²
+            W = self._weights(U, d)
+            return self._coefficients(cov, W) @ f + cov.e * np.sum(W * W, axis=1)
         th, kap = float(self.theta), cov.kappa
         s = cov.A + f * cov.B
         U, U2, k, sq = _rows(U, d)
@@ -143,10 +146,17 @@ class Centring:
         swf = uf - th * m * f.sum()
         return kap * (w2g + a * sw**2 + 2 * b * sw * swf) + ind
 
-    def line(self, cov: CountCovariance, d: int, U=None, name: str = "") -> tuple[np.ndarray, np.ndarray]:
-        """(α, β) with Var = α + β·F exactly, F the true answer of each 0-1 query row of ``U`` (None =
+    def line(self, cov: CountCovariance, d: int, U=None, name: str = "", shape=None) -> tuple[np.ndarray, np.ndarray]:
+        r"""(α, β) with Var = α + β·F exactly, F the true answer of each 0-1 query row of ``U`` (None =
         every single value), for true frequencies summing to one: Σw_v² f_v = θ²m² + (1 − 2θm)F on a
         row of k ones, m = k/d.
+
+        A general channel (``cov.moments``) has :math:`\mathrm{Var} = \sum_v C_v f_v`, which depends on
+        the truth beyond F: writing :math:`f = F a + (1 - F) b` with a, b the truth's shape inside and
+        outside the row (each summing to one), :math:`\alpha = C \cdot b` and :math:`\beta = C \cdot a - \alpha`,
+        a and b taken from ``shape`` (the plug-in truth; uniform where it has no mass). Exact when the
+        shape is; for a pair-form source C is constant inside and outside a row, and the line is the
+        one above whatever the shape.
 
         Parameters
         ----------
@@ -154,6 +164,8 @@ class Centring:
         d : int
         U : 0-1 matrix or None
         name : str
+        shape : array_like (d,), optional
+            A general channel's plug-in truth (required then).
 
         Returns
         -------
@@ -175,6 +187,8 @@ class Centring:
         >>> bool(np.allclose(alpha + beta * f, Centring(1.0).query_variance(c, 5, f)))
         True
         """
+        if cov.moments is not None:
+            return self._general_line(cov, d, U, name, shape)
         th, kap = float(self.theta), cov.kappa
         U, _, k, sq = _rows(U, d)
         ind = self._independent(cov, d, k, sq)
@@ -188,6 +202,44 @@ class Centring:
         alpha = kap * (A0 * w2 + B0 * th**2 * m**2 + a * (1 - th) ** 2 * k**2 - 2 * b * (1 - th) * k * th * m) + ind
         beta = kap * (B0 * (1 - 2 * th * m) + 2 * b * (1 - th) * k)
         return alpha, beta
+
+    def _weights(self, U, d: int) -> np.ndarray:
+        # the rows w = Mᵀu = u − θ(Σu/d)1 (dense); None: the single values, I − θ11ᵀ/d
+        th = float(self.theta)
+        if U is None:
+            return np.eye(d) - th / d
+        import scipy.sparse as sp
+
+        Ud = U.toarray() if sp.issparse(U) else np.asarray(U, dtype=np.float64)
+        return Ud - th * Ud.sum(axis=1, keepdims=True) / d
+
+    def _coefficients(self, cov: CountCovariance, W: np.ndarray) -> np.ndarray:
+        # C[k, v] = (E[(w_kᵀx)² | v] − w_kv²)/n: Var(w_kᵀ f̃) = Σ_v C[k, v] f_v (a general channel)
+        assert cov.moments is not None
+        return (cov.moments.query_moments(W) - W * W) / cov.n
+
+    def _general_line(self, cov: CountCovariance, d: int, U, name: str, shape) -> tuple[np.ndarray, np.ndarray]:
+        if shape is None:
+            raise ValueError(f"oracle {name!r}: a general channel's variance line needs the plug-in truth (shape)")
+        import scipy.sparse as sp
+
+        W = self._weights(U, d)
+        C = self._coefficients(cov, W)
+        inside = np.eye(d, dtype=bool) if U is None else \
+            (np.asarray(U.toarray() if sp.issparse(U) else U) != 0)
+        s = np.clip(np.asarray(shape, dtype=np.float64), 0.0, None)
+
+        def part(mask):
+            w = np.where(mask, s[None, :], 0.0)
+            tot = w.sum(axis=1, keepdims=True)
+            w = np.where(tot > 0, w, mask.astype(np.float64))
+            tot = w.sum(axis=1, keepdims=True)
+            return np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
+
+        a, b = part(inside), part(~inside)
+        ind = cov.e * np.sum(W * W, axis=1)
+        alpha = np.sum(C * b, axis=1)
+        return alpha + ind, np.sum(C * a, axis=1) - alpha
 
     def _independent(self, cov: CountCovariance, d: int, k: np.ndarray, sq: np.ndarray) -> np.ndarray:
         # e Σw² for rows of sum k and squared norm sq: noise added independently to every count

@@ -211,7 +211,9 @@ class FrequencyOracle(NoiseSource):
         return (q * (1 - q) + f * (p - q) * (1 - p - q)) / (n * (p - q) ** 2)
 
     def approx_variance(self, n: int) -> float:
-        """:math:`σ^2 = q(1−q) / (n(p−q)^2)`, arXiv Eq. 7 (the :math:`f_v` term of Eq. 2 dropped).
+        """:math:`σ^2 = q(1−q) / (n(p−q)^2)`, arXiv Eq. 7 (the :math:`f_v` term of Eq. 2 dropped); for a general channel
+        (``count_covariance`` states report moments: a designed strategy, MSS) the mean of its exact
+        per-value variances at the uniform distribution, as ``Estimate.sigma2``.
 
         Parameters
         ----------
@@ -234,6 +236,9 @@ class FrequencyOracle(NoiseSource):
         0.003683
         """
         n = check_n(n, "n")
+        cov = self.count_covariance(n, self.d)
+        if cov.moments is not None:   # a general channel: its exact moments, not Eq. 7 at stand-in (p, q)
+            return float(np.mean(cov.variance(1.0 / self.d)))
         return self.q * (1 - self.q) / (n * (self.p - self.q) ** 2)
 
     # -- estimation --------------------------------------------------------------------------

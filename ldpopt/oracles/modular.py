@@ -9,13 +9,16 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import lsmr
 
-from .._validation import as_generator, check_values
+from .._validation import as_generator, check_n, check_values
+from ..estimate import Estimate
+from ..noise import CountCovariance, ReportMoments
 from .base import FrequencyOracle
 from .subset import SS
 
@@ -146,6 +149,51 @@ def mss_decode(block_counts, block_n, moduli, epsilon: float, d: int, atol: floa
     return f, time.perf_counter() - t0
 
 
+class _MSSMoments(ReportMoments):
+    r"""The report moments of MSS (module notes): a report (j, Y) contributes
+    :math:`x = H_j 1_Y - h_0`; Subset Selection's :math:`E[1_Y 1_Y^T \mid r]` holds p, q on the diagonal
+    and :math:`t_1 = p(k - 1)/(m - 1)` (a pair with r), :math:`t_0` (any other pair) off it, so with
+    :math:`h = H_j^T w`, :math:`S = \sum h`, :math:`S_2 = \sum h^2`:
+    :math:`E[(h^T 1_Y)^2 \mid r] = q S_2 + (p - q) h_r^2 + t_0((S - h_r)^2 - S_2 + h_r^2) + 2 t_1 h_r (S - h_r)`."""
+
+    def __init__(self, oracle: MSS):
+        self.d = oracle.d
+        self._H, self._h0, self._ell = oracle._H, oracle._h0, oracle.ell
+        self._blocks = []
+        for j, (m, ss) in enumerate(zip(oracle.moduli, oracle._ss, strict=True)):  # ℓ blocks
+            k, p = ss.k, ss.p
+            t1 = p * (k - 1) / (m - 1)
+            t0 = (p * (k - 1) * (k - 2) + (1 - p) * k * (k - 1)) / ((m - 1) * (m - 2)) if m > 2 else 0.0
+            self._blocks.append((int(oracle._offsets[j]), m, float(p), float(ss.q), t0, t1))
+
+    def query_moments(self, W=None) -> np.ndarray:
+        W = np.eye(self.d) if W is None else np.asarray(W, dtype=np.float64)
+        c0 = W @ self._h0  # (k,)
+        out = np.zeros((W.shape[0], self.d))
+        for off, m, p, q, t0, t1 in self._blocks:  # ℓ blocks
+            h = W @ self._H[:, off:off + m]  # (k, m)
+            S, S2 = h.sum(axis=1, keepdims=True), (h * h).sum(axis=1, keepdims=True)
+            hr = h[:, np.arange(self.d) % m]  # (k, d): h at each value's residue
+            sq = q * S2 + (p - q) * hr**2 + t0 * ((S - hr) ** 2 - S2 + hr**2) + 2 * t1 * hr * (S - hr)
+            lin = q * S + (p - q) * hr
+            out += (sq - 2 * c0[:, None] * lin) / self._ell
+        return out + (c0**2)[:, None]
+
+    def second_moment(self, f) -> np.ndarray:
+        f = np.asarray(f, dtype=np.float64)
+        h0 = self._h0
+        M = f.sum() * np.outer(h0, h0)
+        for off, m, p, q, t0, t1 in self._blocks:  # ℓ blocks
+            H = self._H[:, off:off + m]
+            g = np.bincount(np.arange(self.d) % m, weights=f, minlength=m)  # residue-class masses
+            G, H1, Hg = g.sum(), H.sum(axis=1), H @ g
+            Mbar = ((q - t0) * G * (H @ H.T) + t0 * G * np.outer(H1, H1) + (p - q + 2 * t0 - 2 * t1) * (H * g) @ H.T
+                    + (t1 - t0) * (np.outer(Hg, H1) + np.outer(H1, Hg)))
+            pi = q * G * H1 + (p - q) * Hg
+            M += (Mbar - np.outer(pi, h0) - np.outer(h0, pi)) / self._ell
+        return M
+
+
 class MSS(FrequencyOracle):
     """Modular Subset Selection: report (j, SS_j(v mod m_j)), j uniform over ℓ pairwise-coprime moduli.
 
@@ -223,6 +271,7 @@ class MSS(FrequencyOracle):
         self._s = 1.0 / float(hi.max() - lo.min())
         self._q = -float(lo.min()) * self._s
         self._width = max(s.k for s in self._ss)
+        self._moments = _MSSMoments(self)
 
     @property
     def p(self) -> float:
@@ -276,6 +325,78 @@ class MSS(FrequencyOracle):
         {'moduli': (3, 4, 5)}
         """
         return {"moduli": self.moduli}
+
+    # -- variance -----------------------------------------------------------------------------------
+    def count_covariance(self, n: int, d: int) -> CountCovariance:
+        """The exact covariance of f̂ from its reports' moments (module notes; no pair form: κ, A, B
+        are NaN). The blocks' report counts are multinomial, which the moments include.
+
+        See ``NoiseSource.count_covariance``.
+
+        Parameters
+        ----------
+        n : int
+            Users, >= 1.
+        d : int
+            The oracle's domain size.
+
+        Returns
+        -------
+        CountCovariance
+
+        Raises
+        ------
+        ValueError
+            If n is not an integer >= 1 or d is not the oracle's.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.oracles.modular import MSS
+        >>> c = MSS(1.0, 10, moduli=(3, 4, 5)).count_covariance(1000, 10)
+        >>> bool(np.all(c.variance(np.full(10, 0.1)) > 0)), c.pair
+        (True, None)
+        """
+        n = check_n(n, "n")
+        if int(d) != self.d:
+            raise ValueError(f"d must be the oracle's domain size {self.d}, got {d!r}")
+        return CountCovariance(kappa=math.nan, A=math.nan, B=math.nan, pair=None, noise_var=0.0, n=n,
+                               how="the reports' exact moments", moments=self._moments)
+
+    def variance(self, f, n: int) -> np.ndarray:
+        """Exact Var of each f̂_v (:meth:`count_covariance`'s), f broadcast to (d,).
+
+        Parameters
+        ----------
+        f : float or array_like
+        n : int
+
+        Returns
+        -------
+        ndarray (d,)
+
+        Examples
+        --------
+        >>> from ldpopt.oracles.modular import MSS
+        >>> MSS(1.0, 10, moduli=(3, 4, 5)).variance(0.1, 1000).shape
+        (10,)
+        """
+        return self.count_covariance(n, self.d).variance(f)
+
+    def estimate(self, counts, n: int, **meta) -> Estimate:
+        """The estimate of soft support counts, carrying this oracle as its noise source (its exact
+        covariance, :meth:`count_covariance`).
+
+        See ``FrequencyOracle.estimate``.
+
+        Examples
+        --------
+        >>> from ldpopt.oracles.modular import MSS
+        >>> o = MSS(1.0, 10, moduli=(3, 4, 5))
+        >>> o.simulate([10] * 10, rng=0).noise is o
+        True
+        """
+        return replace(super().estimate(counts, n, **meta), noise_source=self)
 
     # -- client -------------------------------------------------------------------------------------
     def perturb(self, values, rng) -> tuple[np.ndarray, np.ndarray]:

@@ -36,11 +36,13 @@ def pair_parameters(estimate: Estimate) -> tuple[float, float] | None:
 
 def supports_analytic(estimate: Estimate, method, queries=None) -> bool:
     """Whether :func:`analytic` can answer: the method declares a linear form, and the source states
-    the pair terms its answers need (none for the identity's single values)."""
+    the pair terms (or a general channel's moments) its answers need (none for the identity's single
+    values)."""
     form = _form(method)
     if form is None:
         return False
-    return form.exact_without_pair(queries is None) or pair_parameters(estimate) is not None
+    cov = estimate.noise.count_covariance(estimate.n, estimate.d)
+    return form.exact_without_pair(queries is None) or cov.pair is not None or cov.moments is not None
 
 
 def query_variance(estimate: Estimate, method, f, U=None) -> np.ndarray:
@@ -66,10 +68,11 @@ def _linear(method):
 
 
 def covariance(estimate: Estimate, f=None) -> np.ndarray:
-    """The exact covariance matrix (d × d) of the raw f̃ when the true frequencies are ``f``: central
-    noise Var(noise)/n² · I; an oracle whose count covariance is diagonal + rank 2 (``pair_covariance``,
-    module notes) κ·(diag(g) + a·11ᵀ + b·(f1ᵀ + 1fᵀ)); any other oracle its exact diagonal (Eq. 2),
-    the off-diagonal left at 0.
+    """The exact covariance matrix (d × d) of the raw f̃ when the true frequencies are ``f``, as the
+    source states it (:meth:`ldpopt.noise.CountCovariance.matrix`): central noise Var(noise)/n² · I; an
+    oracle whose count covariance is diagonal + rank 2 (``pair_covariance``, module notes)
+    κ·(diag(g) + a·11ᵀ + b·(f1ᵀ + 1fᵀ)); a general channel's (a designed strategy's) from its report
+    moments; any other oracle its exact diagonal (Eq. 2), the off-diagonal left at 0.
 
     Parameters
     ----------
@@ -99,25 +102,23 @@ def covariance(estimate: Estimate, f=None) -> np.ndarray:
     fv = np.clip(estimate.f_tilde, 0.0, 1.0) if f is None else np.asarray(f, dtype=np.float64)
     if fv.shape != (d,):
         raise ValueError(f"f must have shape ({d},), got {fv.shape}")
-    cov = estimate.noise.count_covariance(estimate.n, d)
-    if cov.pair is None:
-        return np.diag(cov.variance(fv))
-    a, b = cov.pair
-    one = np.ones(d)
-    return (np.diag(cov.variance(fv) - cov.kappa * (a + 2 * b * fv)) + cov.kappa * a * np.outer(one, one)
-            + cov.kappa * b * (np.outer(fv, one) + np.outer(one, fv)))
+    return estimate.noise.count_covariance(estimate.n, d).matrix(fv)
 
 
 def variance_line(estimate: Estimate, method: str, U=None) -> tuple[np.ndarray, np.ndarray]:
     """(α, β) with Var = α + β·F exactly, F the true answer of each 0-1 query row of ``U`` (None =
-    every single value): the module notes' line, the same covariance as :func:`query_variance`."""
-    return line_of(estimate.noise.count_covariance(estimate.n, estimate.d), estimate.d, method, U, estimate.oracle)
+    every single value): the module notes' line, the same covariance as :func:`query_variance`. A
+    general channel's line (:class:`ldpopt.noise.ReportMoments`) takes the truth's shape inside and
+    outside each query from the plug-in clip(f̃, 0, 1) (:meth:`ldpopt.methods.linear.Centring.line`)."""
+    return line_of(estimate.noise.count_covariance(estimate.n, estimate.d), estimate.d, method, U, estimate.oracle,
+                   shape=np.clip(estimate.f_tilde, 0.0, 1.0))
 
 
-def line_of(cov: CountCovariance, d: int, method, U=None, name: str = "") -> tuple[np.ndarray, np.ndarray]:
+def line_of(cov: CountCovariance, d: int, method, U=None, name: str = "", shape=None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`variance_line` of a source's covariance (``NoiseSource.count_covariance(n, d)``) on d values,
-    with no estimate: what ``plan`` asks before any data exist."""
-    return _linear(method).line(cov, d, U, name)
+    with no estimate: what ``plan`` asks before any data exist (``shape``: a general channel's plug-in
+    truth, :meth:`ldpopt.methods.linear.Centring.line`)."""
+    return _linear(method).line(cov, d, U, name, shape=shape)
 
 
 def score_interval(point, alpha, beta, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -178,10 +179,12 @@ def analytic(estimate: Estimate, method: str, level: float = 0.95, queries=None,
     alpha, beta = variance_line(estimate, method, U)
     se = np.sqrt(alpha + beta * np.clip(point, 0.0, 1.0))
     lo, hi = score_interval(point, alpha, beta, level)
-    source = estimate.noise.count_covariance(estimate.n, estimate.d).how
     name = getattr(method, "name", method)
-    how = (f"analytic: exact variance of the {estimate.oracle} counts ({source}), affine in the "
+    cov = estimate.noise.count_covariance(estimate.n, estimate.d)
+    truth = ("the truth's shape inside and outside each answer plugged in from clip(f̃, 0, 1), its total "
+             "the score's unknown" if cov.moments is not None else "no plug-in truth")
+    how = (f"analytic: exact variance of the {estimate.oracle} counts ({cov.how}), affine in the "
            f"true answer; {name} is linear and unbiased; score interval (the answers a normal test at their "
-           f"own variance does not reject at level {level:g}), no plug-in truth")
+           f"own variance does not reject at level {level:g}), {truth}")
     return Uncertainty(values=point, se=se, bias=np.zeros_like(point), lo=lo, hi=hi, level=float(level),
                        method=name, interval="normal", how=how, labels=labels)
