@@ -449,7 +449,7 @@ class Estimate:
         ``meta["extra_variance"]`` where the oracle has a term Eq. 7 lacks (the collisions of a
         fixed sketch hash family: :func:`ldpopt.sketches.sketch_estimate`; 0 otherwise). A source of a
         general channel (:class:`ldpopt.noise.ReportMoments`: a designed strategy, MSS) has no Eq. 7; its
-        σ² is the mean of its exact per-value variances at the uniform distribution (what Eq. 7
+        :math:`σ^2` is the mean of its exact per-value variances at the uniform distribution (what Eq. 7
         approximates for a pure oracle at large d).
 
         Examples
