@@ -228,3 +228,33 @@ def test_sparse_support_on_generated_rounds():
             assert ("alpha" if "alpha" in bad else "z") + " must be" in str(err)
         else:
             raise AssertionError(bad)
+
+
+def test_sparse_world_and_more_draws_in_the_table():
+    """Near-two-point rounds (the mass on two values, a little spread over the rest): the sparse world
+    is among the worlds scored; ``world_losses`` (methods in the table's order, worlds, draws) gives
+    the table's worst ratio, the fitted world's loss and the bound; draws are R, 2R or 3R per world,
+    more than R only where the pick's worst ratio is within 1.2 and the bound of its first R draws is
+    not."""
+    from ldpopt.recommend import TELL_DRAWS, worst_regret
+    from ldpopt.uncertainty import parse_query
+
+    o = LOSUE(4.0, 16, eps_1=2.0)
+    gen = np.random.default_rng(4)
+    for k in range(2):
+        pop = np.r_[10_000 - 60 * k, 9_800, np.full(14, 14)]
+        ests = [o.estimate(c, int(pop.sum())) for c in o.sample_rounds(pop, 3, gen)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            ch = ldpopt.choose(ests, longitudinal=o, methods=["norm-sub", "norm-hyb"], n_repeats=3, rng=k)
+        W = ch.world_losses
+        assert ch.drift["sparse"] and W.shape[:2] == (len(ch.table), ch.drift["worlds"])
+        assert W.shape[2] == ch.n_repeats and ch.n_repeats in [3 * j for j in range(1, TELL_DRAWS + 1)]
+        assert np.allclose(ch.table["worst"], worst_regret(parse_query("full"), W.mean(axis=2)))
+        assert np.allclose(ch.table["loss"], W[:, 0].mean(axis=1))
+        assert np.allclose(ch.table["worst_upper"], _worst_upper(W))
+        if ch.n_repeats > 3:  # the first draws' pick: within 1.2 by its worst ratio, beyond by its bound
+            M = W[:, :, :3].mean(axis=2)
+            worst = worst_regret(parse_query("full"), M)
+            p = int(np.lexsort((M[:, 0], worst))[0])
+            assert worst[p] <= TELL_RATIO < _worst_upper(W[:, :, :3])[p]
