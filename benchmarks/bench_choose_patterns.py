@@ -276,6 +276,13 @@ def table(doc: dict) -> str:
                                                  for g in miss)]
     flagged = [g for g in runs if g["after"][2]]
     safe = sum(1 for g in flagged if g["after"][1] <= TOL)
+    rows = [r for r in doc["rows"] if "draws" in r]
+    if rows and len(rows) == len(doc["rows"]):
+        before, after = np.array([r["draws_old"] for r in rows]), np.array([r["draws"] for r in rows])
+        out += ["", (f"Cost, in re-simulations of all the candidates per run (worlds × draws): before {before.mean():.1f} "
+                     f"on average (at most {before.max()}), after {after.mean():.1f} (at most {after.max()}), "
+                     f"{after.sum() / before.sum():.2f}× in all; the sparse world in {sum(r['sparse'] for r in rows)} "
+                     f"runs, more draws in {sum(r['draws'] > r['worlds'] * REPEATS for r in rows)}.")]
     out += ["", (f"{len(runs)} runs ({doc.get('seconds', '?')} s; choose: {np.mean([r['seconds'] for r in doc['rows']]):.2f} s "
             f"a run on average). Ratio: the pick's expected MSE on the run's users ÷ the best candidate's ({DRAWS} fresh "
             f"collections of the same users' values). Flagged after: {len(flagged)}, of which {safe} within {TOL:g}×.")]
