@@ -58,19 +58,23 @@ class Choice:
     query : Query
         The parsed query.
     n_repeats : int
-        Repetitions scored.
+        Repetitions scored (across rounds: per world, the repeated draws included).
     how : str
         One sentence: fit, draws and score.
     truth : ndarray, optional
         The fitted plausible truth f̂ (across rounds: the mean of the rounds' truths).
     drift : dict, optional
         Across rounds only: the drift statistic (:func:`ldpopt.multi.drift.rounds_drift`: ``excess``,
-        ``se``, ``z``, ``status`` "none" / "unclear" / "drift", ``weight``, ``change``) and ``worlds``, the
-        number of distinct plausible worlds re-simulated.
+        ``se``, ``z``, ``status`` "none" / "unclear" / "drift", ``weight``, ``change``), ``worlds``, the
+        number of distinct plausible worlds re-simulated, and ``sparse``, whether the last of them is
+        the sparse world (:func:`ldpopt.multi.drift.sparse_support`).
     cannot_tell : bool, default False
         Across rounds only: no candidate is within :data:`TELL_RATIO` of the best in every plausible
         world (by the upper bound of its re-simulation error); ``best`` is then the safe choice, the
         smallest worst ratio over the worlds (``table["worst"]``), and a warning says so.
+    world_losses : ndarray, optional
+        Across rounds only: the re-simulated losses behind the table, shape (methods in the table's
+        index order, worlds, repetitions); world 0 is the fitted drift.
 
     Examples
     --------
@@ -90,6 +94,7 @@ class Choice:
     truth: np.ndarray | None = field(repr=False, default=None)
     drift: dict | None = field(repr=False, default=None)
     cannot_tell: bool = False
+    world_losses: np.ndarray | None = field(repr=False, default=None)
 
     def __str__(self) -> str:
         return (f"query {self.query}; best: {self.best}\n{self.table.to_string(float_format=lambda x: f'{x:.4g}')}"
@@ -135,6 +140,9 @@ Z_CLEAR = 2.0
 #: across rounds: a pick whose worst ratio to the best over the plausible drifts may exceed this (by its
 #: upper bound, :func:`_worst_upper`) is flagged ``Choice.cannot_tell``
 TELL_RATIO = 1.2
+#: across rounds: where the pick's worst ratio is within TELL_RATIO and only its upper bound is not, the
+#: re-simulations are repeated (R more in every world) up to this many times R in all
+TELL_DRAWS = 3
 
 
 def _worst_upper(L: np.ndarray, z: float = Z_CLEAR) -> np.ndarray:
@@ -545,7 +553,10 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     :func:`ldpopt.multi.drift.sample_drift_rounds` and each round scored against its own truth; a
     UserWarning when the drift is unclear (2 ≤ z < 3). The same is done in the worlds of the least and
     the most drift the rounds cannot rule out (:func:`ldpopt.multi.drift.plausible_weights`: the
-    rounds' deviation from their mean beyond the noise, ∓ 2 SE), where they differ from the fitted one.
+    rounds' deviation from their mean beyond the noise, ∓ 2 SE), where they differ from the fitted one,
+    and in the sparse world where the rounds are consistent with it (the fitted drift with all the mass
+    on the values above the noise, :func:`ldpopt.multi.drift.sparse_support`: the Norm-Sub fit turns the
+    noise of the values nobody holds into mass, a world that favours Norm-Sub over Norm-Hyb).
     Every candidate is scored in each world: the per-round ``methods`` (default the closed forms)
     applied round by round, and the across-rounds problems (:data:`ldpopt.multi.rounds.ACROSS`); loss:
     the mean over rounds of the full-domain MSE (or MAE) against the world's truth.
@@ -555,7 +566,9 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     (and a UserWarning) when that worst ratio, at the upper end of its re-simulation error
     (``table["worst_upper"]``: the ratio times exp(2 paired SEs of its log) in each world), exceeds
     :data:`TELL_RATIO` = 1.2: the rounds cannot say which candidate is within 1.2× of the best
-    (docs/longitudinal.md).
+    (docs/longitudinal.md). Where the worst ratio itself is within 1.2 and only its upper bound is not,
+    R more re-simulations of every world are drawn, up to :data:`TELL_DRAWS` × R in all, before the
+    flag is decided (the first R are the draws without this step).
 
     Parameters
     ----------
@@ -605,6 +618,7 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
         plausible_weights,
         rounds_drift,
         sample_drift_rounds,
+        sparse_support,
     )
     from .multi.rounds import ACROSS, check_rounds, rounds_covariance, rounds_problem
 
@@ -619,34 +633,59 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     # draw), then the least and the most drift the rounds cannot rule out, each where it differs from
     # the worlds before it
     worlds = [drift_rounds(ests, w) for w in (drift["weight"], *plausible_weights(ests, drift))]
+    # and, where the rounds are consistent with it, the sparse world: the fitted drift with all the mass
+    # on the values above the noise (the Norm-Sub fit turns the noise of the values nobody holds into
+    # mass, a world that favours Norm-Sub); last, so the worlds before it are drawn as without it
+    support = sparse_support(ests, oracle)
+    if support is not None:
+        worlds.append(drift_rounds(ests, drift["weight"], support=support))
     gen = as_generator(rng)
     all_names = names + list(ACROSS)
     world_pops: list = []
-    for g in worlds:
+    sparse = False  # the sparse world is re-simulated (the last one)
+    for i, g in enumerate(worlds):
         pops = np.stack([population(gt, n) for gt in g])  # τ rounds
         if all(not np.array_equal(pops, p) for p in world_pops):
             world_pops.append(pops)
-    L = np.empty((len(all_names), len(world_pops), n_repeats))
-    for j, pops in enumerate(world_pops):
-        truths = pops / n
+            sparse = i == 3
+    def simulate(R: int) -> np.ndarray:
+        """(methods, worlds, R) losses of R more re-simulations of every world, drawn world by world."""
+        out = np.empty((len(all_names), len(world_pops), R))
+        for j, pops in enumerate(world_pops):
+            truths = pops / n
 
-        def loss(F, truths=truths):
-            err = np.asarray(F).reshape(tau, d) - truths
-            return float(np.mean(err ** 2 if q.metric == "mse" else np.abs(err)))
+            def loss(F, truths=truths):
+                err = np.asarray(F).reshape(tau, d) - truths
+                return float(np.mean(err ** 2 if q.metric == "mse" else np.abs(err)))
 
-        constant = bool((pops == pops[0]).all())
-        for r in range(n_repeats):  # R re-simulations (each solves the across-rounds problems once)
-            C = oracle.sample_rounds(pops[0], tau, gen) if constant else sample_drift_rounds(oracle, pops, gen)
-            sim = [oracle.estimate(c, n) for c in C]
-            for i, m in enumerate(names):
-                L[i, j, r] = loss([_methods.postprocess(e, m) for e in sim])
-            for k, (coupling, lam) in enumerate(ACROSS.values()):
-                L[len(names) + k, j, r] = loss(rounds_problem(sim, oracle, coupling=coupling, smooth=lam).solve().f)
+            constant = bool((pops == pops[0]).all())
+            for r in range(R):  # R re-simulations (each solves the across-rounds problems once)
+                C = oracle.sample_rounds(pops[0], tau, gen) if constant else sample_drift_rounds(oracle, pops, gen)
+                sim = [oracle.estimate(c, n) for c in C]
+                for i, m in enumerate(names):
+                    out[i, j, r] = loss([_methods.postprocess(e, m) for e in sim])
+                for k, (coupling, lam) in enumerate(ACROSS.values()):
+                    out[len(names) + k, j, r] = loss(rounds_problem(sim, oracle, coupling=coupling,
+                                                                    smooth=lam).solve().f)
+        return out
+
+    L = simulate(n_repeats)
+    # more re-simulations only where the answer hangs on their error: the safe choice's worst ratio is
+    # within TELL_RATIO but its upper bound is not; at most TELL_DRAWS × R in all (the first R are the
+    # draws without this step, draw for draw)
+    while L.shape[2] < TELL_DRAWS * n_repeats:
+        M = L.mean(axis=2)
+        worst = worst_regret(q, M)
+        pick = int(np.lexsort((M[:, 0], worst))[0])
+        if worst[pick] > TELL_RATIO or _worst_upper(L)[pick] <= TELL_RATIO:
+            break
+        L = np.concatenate([L, simulate(n_repeats)], axis=2)
+    R_all = L.shape[2]
     truth = world_pops[0].mean(axis=0) / n
     worst = worst_regret(q, L.mean(axis=2))
     upper = _worst_upper(L)
     L0 = L[:, 0]
-    table = pd.DataFrame({"loss": L0.mean(axis=1), "se": L0.std(axis=1, ddof=1) / np.sqrt(n_repeats),
+    table = pd.DataFrame({"loss": L0.mean(axis=1), "se": L0.std(axis=1, ddof=1) / np.sqrt(R_all),
                           "p_best": win_shares(L0), "tiebreak": np.zeros(len(all_names)), "worst": worst,
                           "worst_upper": upper}, index=pd.Index(all_names, name="method"))
     # the safe choice: the smallest worst ratio to the best over the plausible drifts; ties by the
@@ -655,7 +694,7 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
     table["rank"] = np.arange(1, len(table) + 1)
     best = str(table.index[0])
     cannot_tell = bool(table["worst_upper"].iloc[0] > TELL_RATIO)
-    drift = {**drift, "worlds": len(world_pops)}
+    drift = {**drift, "worlds": len(world_pops), "sparse": sparse}
     import warnings
 
     if drift["status"] == "unclear":
@@ -670,22 +709,26 @@ def rank_rounds(estimates, oracle, query="full", methods=None, n_repeats: int = 
                       stacklevel=3)
     a, b = rounds_covariance(ests, oracle)
     share = float(np.mean(b / (a + b)))
+    more = (f" per world ({n_repeats}, then more while only the re-simulation error put the pick's worst ratio "
+            f"beyond {TELL_RATIO:g})" if R_all > n_repeats else " per world")
     fit = ("Norm-Sub fit of the rounds' mean estimate as truth (users keep their value)" if drift["weight"] == 0.0
            else f"per-round truths shrunk toward the rounds' mean (weight {drift['weight']:.2f}; users change value "
                 f"the fewest ways that make them, a new memo each)")
     if len(world_pops) > 1:
         fit += (f"; also the least and the most drift the rounds cannot rule out (deviation from the rounds' "
-                f"mean ∓ {Z_PLAUSIBLE:g} SE: {len(world_pops) - 1} more worlds); ranked by the worst over the "
+                f"mean ∓ {Z_PLAUSIBLE:g} SE){' and the sparse world (the mass on the values above the noise)' if sparse else ''}"
+                f": {len(world_pops) - 1} more worlds; ranked by the worst over the "
                 f"worlds of loss ÷ the world's best loss (the safe choice)")
     if cannot_tell:
         fit += (f"; cannot tell: the safe choice's worst ratio may exceed {TELL_RATIO:g} (upper bound "
                 f"{table['worst_upper'].iloc[0]:.2f})")
     how = (f"NDSS §V-D procedure over {tau} rounds of {oracle.label}: drift {drift['status']} (z = {drift['z']:.2f}: "
-           f"consecutive rounds' change beyond their noise); {fit}, {n_repeats} re-simulations of the {tau} "
+           f"consecutive rounds' change beyond their noise); {fit}, {R_all} re-simulations{more} of the {tau} "
            f"rounds exact in joint law (one memo per user and value), loss = {q.metric.upper()} averaged over "
            f"rounds against each round's truth. Reasons: "
            f"the memo carries {share:.0%} of each round's variance (averaged over values), which no "
            f"post-processing across rounds can remove; privacy: one report ε₁ = {oracle.epsilon_first():.3g}, "
            f"{tau} reports of one value ε = {oracle.epsilon_rounds(tau):.3g}, any number ε∞ = {oracle.epsilon:.3g}")
-    return Choice(best=best, table=table, query=q, n_repeats=n_repeats, how=how, truth=truth,
-                  drift=drift, cannot_tell=cannot_tell)
+    return Choice(best=best, table=table, query=q, n_repeats=R_all, how=how, truth=truth,
+                  drift=drift, cannot_tell=cannot_tell,
+                  world_losses=L[[all_names.index(m) for m in table.index]])

@@ -192,3 +192,69 @@ def test_constant_users_still_smooth_without_a_flag():
     assert rounds_drift(ests, o)["status"] == "none"
     ch = ldpopt.choose(ests, longitudinal=o, n_repeats=4, rng=0)
     assert ch.best == "rounds-shared-smooth" and not ch.cannot_tell and ch.drift["worlds"] >= 2
+
+
+def test_sparse_support_on_generated_rounds():
+    """Rounds of users keeping their value (exact joint law) on generated laws: where the mass sits on
+    k values well above the noise and nobody holds the rest, the support is those k values in at
+    least 34 of 40 draws (nominal about 95 %: α = 0.05 zeros pass, and the sum's 3-SD margin; 37–38
+    of 40 on five other seeds; 34 is 3 binomial SDs under 38); a law whose
+    smallest values hold a visible share of the mass (flat, or a heavy tail) rules the sparse world
+    out in at least 38 of 40; the sparse world's rounds sum to 1 on the support, 0 elsewhere; bad
+    ``alpha`` and ``z`` are refused."""
+    from ldpopt.multi.drift import sparse_support
+
+    gen = np.random.default_rng(0)
+    hits = misses = 0
+    for _ in range(40):
+        d, k = int(gen.integers(6, 20)), int(gen.integers(1, 4))
+        o = (LGRR if gen.random() < 0.5 else LOSUE)(4.0, d, eps_1=2.0)
+        heads = gen.choice(d, size=k, replace=False)
+        pop = np.zeros(d, dtype=np.int64)
+        pop[heads] = gen.multinomial(20_000, gen.dirichlet(np.full(k, 5.0)) if k > 1 else [1.0])
+        ests = [o.estimate(c, 20_000) for c in o.sample_rounds(pop, int(gen.integers(2, 5)), gen)]
+        H = sparse_support(ests, o)
+        hits += H is not None and set(np.flatnonzero(H)) == set(heads.tolist())
+        if H is not None:
+            G = drift_rounds(ests, 0.5, support=H)
+            assert np.allclose(G.sum(axis=1), 1.0) and (G >= 0).all() and not G[:, ~H].any()
+        flat = gen.multinomial(20_000, gen.dirichlet(np.full(d, gen.choice([0.5, 5.0]))) * 0.5 + 0.5 / d)
+        misses += sparse_support([o.estimate(c, 20_000) for c in o.sample_rounds(flat, 3, gen)], o) is None
+    assert hits >= 34 and misses >= 38, (hits, misses)
+    for bad in ({"alpha": 0.0}, {"alpha": float(d)}, {"alpha": True}, {"z": -1.0}, {"z": float("nan")}):
+        try:
+            sparse_support(ests, o, **bad)
+        except ValueError as err:
+            assert ("alpha" if "alpha" in bad else "z") + " must be" in str(err)
+        else:
+            raise AssertionError(bad)
+
+
+def test_sparse_world_and_more_draws_in_the_table():
+    """Near-two-point rounds (the mass on two values, a little spread over the rest): the sparse world
+    is among the worlds scored; ``world_losses`` (methods in the table's order, worlds, draws) gives
+    the table's worst ratio, the fitted world's loss and the bound; draws are R, 2R or 3R per world,
+    more than R only where the pick's worst ratio is within 1.2 and the bound of its first R draws is
+    not."""
+    from ldpopt.recommend import TELL_DRAWS, worst_regret
+    from ldpopt.uncertainty import parse_query
+
+    o = LOSUE(4.0, 16, eps_1=2.0)
+    gen = np.random.default_rng(4)
+    for k in range(2):
+        pop = np.r_[10_000 - 60 * k, 9_800, np.full(14, 14)]
+        ests = [o.estimate(c, int(pop.sum())) for c in o.sample_rounds(pop, 3, gen)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            ch = ldpopt.choose(ests, longitudinal=o, methods=["norm-sub", "norm-hyb"], n_repeats=3, rng=k)
+        W = ch.world_losses
+        assert ch.drift["sparse"] and W.shape[:2] == (len(ch.table), ch.drift["worlds"])
+        assert W.shape[2] == ch.n_repeats and ch.n_repeats in [3 * j for j in range(1, TELL_DRAWS + 1)]
+        assert np.allclose(ch.table["worst"], worst_regret(parse_query("full"), W.mean(axis=2)))
+        assert np.allclose(ch.table["loss"], W[:, 0].mean(axis=1))
+        assert np.allclose(ch.table["worst_upper"], _worst_upper(W))
+        if ch.n_repeats > 3:  # the first draws' pick: within 1.2 by its worst ratio, beyond by its bound
+            M = W[:, :, :3].mean(axis=2)
+            worst = worst_regret(parse_query("full"), M)
+            p = int(np.lexsort((M[:, 0], worst))[0])
+            assert worst[p] <= TELL_RATIO < _worst_upper(W[:, :, :3])[p]

@@ -66,7 +66,7 @@ def check_rounds(estimates, oracle) -> list:
     return ests
 
 
-def rounds_covariance(estimates, oracle) -> tuple[np.ndarray, np.ndarray]:
+def rounds_covariance(estimates, oracle, at=None) -> tuple[np.ndarray, np.ndarray]:
     r"""(a, b), each (d,): value v's τ estimates have covariance :math:`a_v I + b_v 1 1^T` (module notes, the
     memo shared by the rounds), at :math:`n_v = n \cdot \mathrm{clip}(\mathrm{mean}_t \tilde f_t(v), 0, 1)`.
 
@@ -76,6 +76,9 @@ def rounds_covariance(estimates, oracle) -> tuple[np.ndarray, np.ndarray]:
         The per-round estimates (same users, the oracle's d).
     oracle : LongitudinalOracle
         The oracle that produced them.
+    at : array_like of shape (d,), optional
+        The frequencies at which to evaluate it instead of the rounds' mean (clipped to [0, 1]; e.g.
+        zeros: the covariance of a value nobody holds).
 
     Returns
     -------
@@ -95,7 +98,14 @@ def rounds_covariance(estimates, oracle) -> tuple[np.ndarray, np.ndarray]:
     """
     ests = check_rounds(estimates, oracle)
     n = ests[0].n
-    fbar = np.clip(np.mean([e.f_tilde for e in ests], axis=0), 0.0, 1.0)
+    if at is None:
+        f = np.mean([e.f_tilde for e in ests], axis=0)
+    else:
+        f = np.asarray(at, dtype=float)
+        if f.shape not in ((), (oracle.d,)) or not np.isfinite(f).all():
+            raise ValueError(f"at must be a finite number or a finite array of shape ({oracle.d},)")
+        f = np.broadcast_to(f, (oracle.d,))
+    fbar = np.clip(f, 0.0, 1.0)
     total = oracle.variance(fbar, n)
     nv = n * fbar
     b = (oracle.p2 - oracle.q2) ** 2 * oracle.memo_support_variance(nv, n)  # the memo the rounds share
