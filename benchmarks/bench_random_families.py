@@ -6,6 +6,7 @@ at least 100 fresh families per run and size, the worst ratio first.
     python benchmarks/bench_random_families.py --seed 7              # the same families again
     python benchmarks/bench_random_families.py --src /tmp/old --name random_families_before --seed 7
     python benchmarks/bench_random_families.py --seeds 1021,1029 --d 100  # those families only
+    python benchmarks/bench_random_families.py --cone-form psd       # the constraints written as a cone
 
 Families: ``tests/problem_strategies.py``'s :func:`draw_family` (objective = CLS, a linear objective,
 maximum entropy or KL to the prior, plus up to two convex atoms of an affine argument of f composed up
@@ -22,6 +23,11 @@ optimum is not unique, e.g. an LP). **ratio** = best valid plain CPU / ldpopt CP
 slower); a family with no valid plain call has none. ldpopt's answer is counted ``wrong`` where it
 says ``optimal`` and lies farther from the reference than 1e-5 (objective and point) — the
 reference being valid. Results: ``results/NAME.json`` and ``NAME.md``.
+
+``--cone-form psd`` / ``soc``: each family's constraints replaced by one written as a cvxpy cone
+around its point f0 — λ_max of the symmetric part of ``reshape(f[:9], (3, 3))`` at most its value at
+f0 + 0.01 as ``λ·I − sym(M) >> 0``, or ``cp.constraints.SOC(0.01, f − f0)`` — the objective and data
+as drawn.
 """
 
 from __future__ import annotations
@@ -50,6 +56,29 @@ def _strategies():
     import problem_strategies
 
     return problem_strategies
+
+
+def cone_written(fam, form: str):
+    """``fam`` with its constraints replaced by one written as a cvxpy cone (module docstring)."""
+    import dataclasses
+
+    import cvxpy as cp
+
+    f0, r = np.asarray(fam.f0, float), 0.01
+    if form == "psd":
+        M0 = f0[:9].reshape(3, 3, order="F")
+        lam = float(np.linalg.eigvalsh((M0 + M0.T) / 2).max()) + r
+
+        def cons(f):
+            M = cp.reshape(f[:9], (3, 3), order="F")
+            return [lam * np.eye(3) - (M + M.T) / 2 >> 0]
+        text = f"lambda_max(sym(reshape(f[:9], (3, 3)))) <= at f0 + {r:g} as a PSD cone"
+    else:
+        def cons(f):
+            return [cp.constraints.SOC(cp.Constant(r), f - f0)]
+        text = f"SOC({r:g}, f - f0)"
+    objective, data = fam.text.split(";")[0].split("  [")[0], fam.text.rsplit("  [", 1)[-1]
+    return dataclasses.replace(fam, constraints=cons, has_constraints=True, text=f"{objective}; {text}  [{data}")
 
 
 def plain_call(fam, solver: str, opts: dict) -> dict:
@@ -140,6 +169,8 @@ def parser():
     ap.add_argument("--d", default="100,1000,10000", help="comma-separated sizes")
     ap.add_argument("--seed", type=int, default=None, help="the first family's seed (default: the clock's)")
     ap.add_argument("--seeds", default=None, help="comma-separated family seeds, instead of --seed and --n")
+    ap.add_argument("--cone-form", default="grammar", choices=("grammar", "psd", "soc"),
+                    help="the constraints as drawn, or one written as a PSD / second-order cone")
     ap.add_argument("--rounds", default="2,2,1", help="rounds per size (minimum CPU kept), in --d's order")
     ap.add_argument("--call-limit", type=float, default=30.0, help="each plain solver's own time limit, seconds")
     ap.add_argument("--src", default=str(ROOT), help="the checkout to import ldpopt from")
@@ -186,6 +217,8 @@ def run(quick: bool = False, **opts) -> dict:
     for j, d in enumerate(ds):
         for sd in seeds:
             fam = ps.draw_family(sd, d)
+            if args.cone_form != "grammar":
+                fam = cone_written(fam, args.cone_form)
             row = {"d": d, "seed": sd, **measure(fam, args.call_limit, rounds[min(j, len(rounds) - 1)])}
             rows.append(row)
             ld = row["contenders"]["ldpopt"]
