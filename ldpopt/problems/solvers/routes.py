@@ -1,7 +1,8 @@
-"""The routes of ``Problem.solve`` (:data:`ROUTES`, in order: ldpopt's structured dual solver, the
-direct QP, the Newton / sequential-QP route, the cvxpy chain), each a :class:`Route` that says
-whether it applies and runs with the solve's :class:`~..progress.SolveContext`; and the stages
-around them: the exact pre-check, its deferred steps between routes, and the settling of an answer.
+"""The routes of ``Problem.solve`` (:data:`ROUTES`, in order: a linear objective over the simplex
+alone in closed form, ldpopt's structured dual solver, the direct QP, the Newton / sequential-QP
+route, the cvxpy chain), each a :class:`Route` that says whether it applies and runs with the solve's
+:class:`~..progress.SolveContext`; and the stages around them: the exact pre-check, its deferred steps
+between routes, and the settling of an answer.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from .policy import (
     sqp_applies,
     uses_sqp,
 )
+from .simplex_lp import SOLVER as SIMPLEX_LP
+from .simplex_lp import simplex_lp, solve_simplex_lp
 from .sqp import converged, newton_terms, solve_sqp
 
 __all__ = ["ROUTES", "Route", "chain_for", "deferred", "not_infeasible_if_known_feasible", "pre_checked", "settle"]
@@ -69,7 +72,7 @@ class Route:
     --------
     >>> from ldpopt.problems.solvers.routes import ROUTES
     >>> [r.name for r in ROUTES]
-    ['structured', 'direct QP', 'Newton / SQP', 'cvxpy chain']
+    ['simplex LP', 'structured', 'direct QP', 'Newton / SQP', 'cvxpy chain']
     """
 
     name: str
@@ -199,6 +202,26 @@ def not_infeasible_if_known_feasible(problem, ctx: SolveContext, best: Solution)
             best.status = "infeasible_inaccurate"
             best.message += (" | not verified by ldpopt's check (the exact pre-check does not decide these "
                              "constraints and the phase one's conflict was not proved): infeasible_inaccurate")
+
+
+# ---- a linear objective over the simplex alone: its closed form
+
+def _simplex_lp_plan(problem, ctx: SolveContext, solver):
+    return simplex_lp(problem) if solver is None else None
+
+
+def _simplex_lp_run(problem, ctx: SolveContext, solver, plan) -> Solution | None:
+    """The closed form (:mod:`.simplex_lp`): its answer when ldpopt's check passes it, else its
+    attempt and checked point kept for the later routes."""
+    with ctx.clock.running(SIMPLEX_LP):
+        sol = solve_simplex_lp(problem, ctx, plan)
+    if sol.success:
+        sol.attempts = ctx.attempts + [_attempt(sol)]
+        sol.wall_time = time.perf_counter() - ctx.start
+        return sol
+    ctx.attempts.append(_attempt(sol))
+    ctx.kept = best_checked([ctx.kept, sol])
+    return None
 
 
 # ---- the structured dual solver
@@ -478,6 +501,7 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
 
 #: the routes ``Problem.solve`` tries, in order; the last (the cvxpy chain) always answers
 ROUTES = (
+    Route("simplex LP", _simplex_lp_plan, _simplex_lp_run),
     Route("structured", _structured_plan, _structured_run),
     Route("direct QP", _direct_plan, _direct_run),
     Route("Newton / SQP", _newton_plan, _newton_run),
