@@ -5,6 +5,8 @@ at least 100 fresh families per run and size, the worst ratio first.
     python benchmarks/bench_random_families.py --n 100 --d 100,1000  # the sizes and the count
     python benchmarks/bench_random_families.py --seed 7              # the same families again
     python benchmarks/bench_random_families.py --src /tmp/old --name random_families_before --seed 7
+    python benchmarks/bench_random_families.py --seeds 1021,1029 --d 100  # those families only
+    python benchmarks/bench_random_families.py --cone-form psd       # the constraints written as a cone
 
 Families: ``tests/problem_strategies.py``'s :func:`draw_family` (objective = CLS, a linear objective,
 maximum entropy or KL to the prior, plus up to two convex atoms of an affine argument of f composed up
@@ -21,6 +23,11 @@ optimum is not unique, e.g. an LP). **ratio** = best valid plain CPU / ldpopt CP
 slower); a family with no valid plain call has none. ldpopt's answer is counted ``wrong`` where it
 says ``optimal`` and lies farther from the reference than 1e-5 (objective and point) — the
 reference being valid. Results: ``results/NAME.json`` and ``NAME.md``.
+
+``--cone-form psd`` / ``soc``: each family's constraints replaced by one written as a cvxpy cone
+around its point f0 — λ_max of the symmetric part of ``reshape(f[:9], (3, 3))`` at most its value at
+f0 + 0.01 as ``λ·I − sym(M) >> 0``, or ``cp.constraints.SOC(0.01, f − f0)`` — the objective and data
+as drawn.
 """
 
 from __future__ import annotations
@@ -49,6 +56,29 @@ def _strategies():
     import problem_strategies
 
     return problem_strategies
+
+
+def cone_written(fam, form: str):
+    """``fam`` with its constraints replaced by one written as a cvxpy cone (module docstring)."""
+    import dataclasses
+
+    import cvxpy as cp
+
+    f0, r = np.asarray(fam.f0, float), 0.01
+    if form == "psd":
+        M0 = f0[:9].reshape(3, 3, order="F")
+        lam = float(np.linalg.eigvalsh((M0 + M0.T) / 2).max()) + r
+
+        def cons(f):
+            M = cp.reshape(f[:9], (3, 3), order="F")
+            return [lam * np.eye(3) - (M + M.T) / 2 >> 0]
+        text = f"lambda_max(sym(reshape(f[:9], (3, 3)))) <= at f0 + {r:g} as a PSD cone"
+    else:
+        def cons(f):
+            return [cp.constraints.SOC(cp.Constant(r), f - f0)]
+        text = f"SOC({r:g}, f - f0)"
+    objective, data = fam.text.split(";")[0].split("  [")[0], fam.text.rsplit("  [", 1)[-1]
+    return dataclasses.replace(fam, constraints=cons, has_constraints=True, text=f"{objective}; {text}  [{data}")
 
 
 def plain_call(fam, solver: str, opts: dict) -> dict:
@@ -92,6 +122,7 @@ def measure(fam, call_limit: float, rounds: int = 1) -> dict:
             ld = {"cpu_s": c, "wall_s": w, "status": f"raised {type(sol).__name__}", "solver": None, "f": None}
         else:
             ld = {"cpu_s": c, "wall_s": w, "status": sol.status, "solver": sol.solver,
+                  "attempts": " → ".join(a["solver"] for a in getattr(sol, "attempts", None) or []) or "-",
                   "f": None if sol.f is None else np.asarray(sol.f, float)}
         if "ldpopt" not in res or c < res["ldpopt"]["cpu_s"]:
             res["ldpopt"] = ld
@@ -122,10 +153,11 @@ def measure(fam, call_limit: float, rounds: int = 1) -> dict:
         row["contenders"][name] = out
     valid = {k: v for k, v in row["contenders"].items() if v.get("valid")}
     ldr = row["contenders"]["ldpopt"]
-    if valid and ld["f"] is not None:
+    if valid:
         best = min(valid, key=lambda k: valid[k]["cpu_s"])
         row["best_plain"] = {"name": best, "cpu_s": valid[best]["cpu_s"]}
-        row["ratio"] = valid[best]["cpu_s"] / ldr["cpu_s"]
+        if ld["f"] is not None and np.all(np.isfinite(ld["f"])):  # a ratio only for an answer with a point
+            row["ratio"] = valid[best]["cpu_s"] / ldr["cpu_s"]
     if ok_ref and ld["status"] == "optimal":
         d, g = ldr["dist_ref"], ldr["obj_gap"]
         row["ldpopt_wrong"] = bool(d is not None and d > 1e-5 and (g is None or g > 1e-5))
@@ -137,6 +169,9 @@ def parser():
     ap.add_argument("--n", type=int, default=100, help="families per size")
     ap.add_argument("--d", default="100,1000,10000", help="comma-separated sizes")
     ap.add_argument("--seed", type=int, default=None, help="the first family's seed (default: the clock's)")
+    ap.add_argument("--seeds", default=None, help="comma-separated family seeds, instead of --seed and --n")
+    ap.add_argument("--cone-form", default="grammar", choices=("grammar", "psd", "soc"),
+                    help="the constraints as drawn, or one written as a PSD / second-order cone")
     ap.add_argument("--rounds", default="2,2,1", help="rounds per size (minimum CPU kept), in --d's order")
     ap.add_argument("--call-limit", type=float, default=30.0, help="each plain solver's own time limit, seconds")
     ap.add_argument("--src", default=str(ROOT), help="the checkout to import ldpopt from")
@@ -172,32 +207,38 @@ def run(quick: bool = False, **opts) -> dict:
     seed = int(time.time()) % 2**31 if args.seed is None else args.seed
     ds = [100] if args.quick else [int(x) for x in args.d.split(",")]
     n = 3 if args.quick else args.n
+    seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else [seed + i for i in range(n)]
+    seed = seeds[0]
     rounds = [1] if args.quick else [int(x) for x in args.rounds.split(",")]
-    print(f"ldpopt from {ldpopt.__file__}; seeds {seed} .. {seed + n - 1}", flush=True)
+    print(f"ldpopt from {ldpopt.__file__}; seeds {seeds[0]} .. {seeds[-1]} ({len(seeds)})", flush=True)
     warnings.simplefilter("ignore")
     for k in range(3):  # warm-up, untimed: the first calls' imports (ldpopt's routes, cvxpy's solvers)
         measure(ps.draw_family(10**6 + k, 50), args.call_limit)
     rows: list[dict] = []
     for j, d in enumerate(ds):
-        for i in range(n):
-            fam = ps.draw_family(seed + i, d)
-            row = {"d": d, "seed": seed + i, **measure(fam, args.call_limit, rounds[min(j, len(rounds) - 1)])}
+        for sd in seeds:
+            fam = ps.draw_family(sd, d)
+            if args.cone_form != "grammar":
+                fam = cone_written(fam, args.cone_form)
+            row = {"d": d, "seed": sd, **measure(fam, args.call_limit, rounds[min(j, len(rounds) - 1)])}
             rows.append(row)
             ld = row["contenders"]["ldpopt"]
-            print(f"d={d:>6d} seed={seed + i} ldpopt {ld['cpu_s']:7.3f} s {ld['status']:>18s} {ld['solver']!s:>14s} | "
+            print(f"d={d:>6d} seed={sd} ldpopt {ld['cpu_s']:7.3f} s {ld['status']:>18s} {ld['solver']!s:>14s} | "
                   f"best plain {row.get('best_plain', {}).get('name', '-'):>8s} "
                   f"{row.get('best_plain', {}).get('cpu_s', float('nan')):7.3f} s | ratio {row.get('ratio', float('nan')):6.2f}"
                   f"{' WRONG' if row.get('ldpopt_wrong') else ''} | {fam.text[:90]}", flush=True)
             H.save(args.name, args, {"rows": rows, "seed": seed, "summary": summary(rows)})
     summ = summary(rows)
     H.save(args.name, args, {"rows": rows, "seed": seed, "summary": summ})
-    table(summ, H.results_dir(args) / f"{args.name}.md", seed)
+    table(summ, H.results_dir(args) / f"{args.name}.md",
+          f"Seeds {args.seeds}" if args.seeds else f"Seeds {seed} + i", rows if args.seeds else None)
     return {"rows": rows, "summary": summ}
 
 
-def table(summ: dict, path: Path, seed: int) -> None:
-    lines = [f"Seeds {seed} + i. ratio = best valid plain cvxpy CPU / ldpopt CPU (whole call).", "",
-             "| d | families | with a valid plain call | worst | median | share < 0.8 | ldpopt not optimal | of which raised | ldpopt wrong |",
+def table(summ: dict, path: Path, seeds: str, rows: list[dict] | None = None) -> None:
+    """The summary (and with ``rows``, every family: a ``--seeds`` run) as markdown at ``path``."""
+    lines = [f"{seeds}. ratio = best valid plain cvxpy CPU / ldpopt CPU (whole call).", "",
+             "| d | families | with a ratio (a valid plain call, ldpopt's point) | worst | median | share < 0.8 | ldpopt not optimal | of which raised | ldpopt wrong |",
              "|---|---|---|---|---|---|---|---|---|"]
     f = lambda x, s=".2f": "-" if x is None else format(x, s)
     for d, s in summ.items():
@@ -208,6 +249,14 @@ def table(summ: dict, path: Path, seed: int) -> None:
                   "|---|---|---|---|---|---|"]
         for sd, r, st, so, bp, text in s["worst5"]:
             lines.append(f"| {sd} | {r:.3f} | {st} | {so} | {bp} | `{text}` |")
+    if rows:
+        lines += ["", "Every family:", "", "| d | seed | ldpopt CPU s | status | route | attempts | best plain | its CPU s | ratio |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            ld, bp = r["contenders"]["ldpopt"], r.get("best_plain", {})
+            lines.append(f"| {r['d']} | {r['seed']} | {ld['cpu_s']:.3f} | {ld['status']} | {ld['solver']} | "
+                         f"{ld.get('attempts', '-')} | {bp.get('name', '-')} | {f(bp.get('cpu_s'), '.3f')} | "
+                         f"{f(r.get('ratio'))} |")
     path.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

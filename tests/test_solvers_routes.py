@@ -40,9 +40,15 @@ def test_which_routes_apply_follows_the_solver_asked_for(seed):
         free = _plans(P, None)
         assert free["structured"] is True and free["cvxpy chain"] == default_chain(P)
         named = _plans(P, "clarabel")  # a cvxpy solver by name: that solver only, no route of ldpopt's
-        assert named == {"structured": None, "direct QP": None, "Newton / SQP": None, "cvxpy chain": ("CLARABEL",)}
+        assert named == {"simplex LP": None, "structured": None, "direct QP": None, "Newton / SQP": None,
+                         "cvxpy chain": ("CLARABEL",)}
+        assert free["simplex LP"] is None  # not a linear objective
         # (the structured route answers whenever it is asked for by name: no later route is planned)
-        assert ROUTES[0].plan(P, SolveContext.make(problem=P), STRUCTURED.lower()) is True
+        structured = next(r for r in ROUTES if r.name == "structured")
+        assert structured.plan(P, SolveContext.make(problem=P), STRUCTURED.lower()) is True
+    c = rng.standard_normal(d)
+    assert _plans(Problem(est, lambda f, e: c @ f), None)["simplex LP"] is not None
+    assert _plans(Problem(est, lambda f, e: c @ f), "clarabel")["simplex LP"] is None
     assert _plans(built_in, ["scs", "Clarabel"])["cvxpy chain"] == ("SCS", "CLARABEL")
 
 

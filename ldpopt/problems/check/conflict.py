@@ -19,7 +19,8 @@ ALLOWANCE = 2.0**-26
 
 
 def non_affine(problem) -> list[str]:
-    """Names of the user constraints that are not affine: those the linear system leaves out, and
+    """Names of the user constraints that are not affine (a cone — PSD, second-order, exponential,
+    power — counts as not affine): those the linear system leaves out, and
     those ldpopt's check differentiates at f only (its KKT test then certifies and never refutes:
     :func:`~.verdict._certify_only`).
 
@@ -33,9 +34,14 @@ def non_affine(problem) -> list[str]:
     list of str
     """
     from ..constraints.base import UserConstraint
+    from .cones import row_expression
+
+    def curved(con) -> bool:
+        g = row_expression(con)
+        return g is None or not g.is_affine()  # a cone (PSD, SOC, ...) is a curved set
 
     return [n for n, (c, _) in problem.owners.items()
-            if isinstance(c, UserConstraint) and not problem.named_constraints[n].expr.is_affine()]
+            if isinstance(c, UserConstraint) and curved(problem.named_constraints[n])]
 
 
 def _weighted(problem, f_hat: np.ndarray, weights: dict):

@@ -15,6 +15,7 @@ from ..errors import user_code_raised
 from ..objectives.builtins import Objective, UserObjective
 from ..objectives.recognise import cvxpy_grad, numpy_grad  # the chain rule with kept affine Jacobians (re-exported)
 from ..progress import CheckTimedOut, affine_cache, past
+from .cones import cone_violation, is_cone
 from .conflict import non_affine
 from .point import at_point as _at
 
@@ -32,8 +33,9 @@ NEWTON_TOL = 1e-2  # user objectives: a residual whose Newton step is ≤ this �
 
 def constraint_violations(problem, f: np.ndarray) -> dict:
     """Constraint name → max violation at f (frequency units for constraints written on f): the
-    constraint's numpy ``residuals`` (computed once per constraint), cvxpy's expression evaluation at
-    f for the others (user callables)."""
+    constraint's numpy ``residuals`` (computed once per constraint), and for the others (user
+    callables) the violation of their cone at f, from cvxpy's expression values
+    (:func:`.cones.cone_violation`: max(0, −λ_min) for a PSD constraint, not its entries)."""
     out, res_of, rest = {}, {}, []
     for name, (owner, k) in problem.owners.items():
         if id(owner) not in res_of:
@@ -44,11 +46,8 @@ def constraint_violations(problem, f: np.ndarray) -> dict:
             rest.append(name)
     if rest:
         with _at(problem, f):
-            for name in rest:
-                con = problem.named_constraints[name]
-                v = np.asarray(con.expr.value, dtype=np.float64)  # its max violation at f
-                eq = isinstance(con, (cp.constraints.Zero, cp.constraints.Equality))
-                out[name] = float(np.max(np.abs(v) if eq else np.maximum(v, 0.0))) if v.size else 0.0
+            for name in rest:  # its max violation at f, by its cone (:func:`.cones.cone_violation`)
+                out[name] = cone_violation(problem.named_constraints[name])
     return out
 
 
@@ -175,6 +174,10 @@ def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
             rest.append((name, y))
     if not rest:
         return total, ""
+    for name, _ in rest:
+        con = problem.named_constraints[name]
+        if is_cone(con):  # PSD, SOC, exponential, power: its multiplier lies in the dual cone (not read here)
+            return None, f"constraint {name!r} is a {type(con).__name__} cone: the check reads no multiplier of a cone"
     if affine_cache(problem) is not None:  # in a solve: the pre-check's rows (d/df, no cvxpy grad)
         rest = _cached_jacobian_t_y(problem, rest, total)
         if not rest:

@@ -813,6 +813,9 @@ def solver_infeasibility(named: dict, solver: str) -> Infeasibility | None:
     ys = {}
     for k, con in named.items():
         dv = getattr(con, "dual_value", None)
+        if isinstance(dv, (list, tuple)):  # a cone's multiplier, one part per argument (SOC, ...)
+            dv = None if any(p is None for p in dv) else np.concatenate(
+                [np.ravel(np.asarray(p, dtype=np.float64), order="F") for p in dv])
         if dv is not None:
             ys[k] = np.atleast_1d(np.asarray(dv, dtype=np.float64))
     top = max((float(np.max(np.abs(v))) for v in ys.values() if v.size), default=0.0)

@@ -12,6 +12,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from ..check.cones import dual_array, save_dual_array
 from ..check.verdict import check_solution, status_after_check, unverified_reason
 from ..progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET
 from ..progress import OWN_TIME_LIMIT, SolveContext
@@ -100,17 +101,18 @@ def options_for(problem, name: str, ctx: SolveContext, route: dict | None = None
 
 
 def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs: bool = False,
-                  cap: float | None = None) -> Solution:
+                  cap: float | None = None, route: dict | None = None) -> Solution:
     """One solver, then ldpopt's check; the status says whether the check passed. ``ctx``: the
     solve's context (time limit, verbosity, options; none: no limit). A crash, a time-out or an
     exception of the solver (not the user's own code's: :func:`.isolate.user_code_raised`) is this
     attempt's ``"solver_error"`` / ``"user_limit"``. ``cap``: the solver's own time limit where the
-    solve has none (a fallback's budget, :func:`.policy.fallback_budget`)."""
+    solve has none (a fallback's budget, :func:`.policy.fallback_budget`). ``route``: options over
+    ldpopt's defaults (:func:`options_for`; the chain's Clarabel retry, :data:`.policy.CLARABEL_RETRY`)."""
     ctx = ctx or SolveContext()
     start = time.perf_counter()
     d = problem.estimate.d
     nan_f = np.full(d, np.nan)
-    opts = options_for(problem, name, ctx, SCS_TIGHT if tight_scs else None, cap)
+    opts = options_for(problem, name, ctx, route if route is not None else SCS_TIGHT if tight_scs else None, cap)
     problem.cvxpy_problem  # noqa: B018 - the cvxpy problem built here, before a child process would build its own copy
     error_text = ""
     out: Any = None  # the solve's plain data (_solve_collect), None after a failure
@@ -210,8 +212,7 @@ def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float
     x = problem.x.value
     return {"status": prob.status, "x": None if x is None else np.asarray(x, dtype=np.float64),
             "value": None if prob.value is None else float(prob.value),
-            "duals": {k: None if con.dual_value is None else np.asarray(con.dual_value, dtype=np.float64)
-                      for k, con in problem.named_constraints.items()},
+            "duals": {k: dual_array(con) for k, con in problem.named_constraints.items()},
             "named_duals_set": any(con.dual_value is not None for con in problem.named_constraints.values()),
             "compile_time": compile_time,
             "stats": None if st is None else {"solver_name": st.solver_name, "solve_time": st.solve_time,
@@ -224,4 +225,4 @@ def _restore_duals(problem, out: dict) -> None:
     for k, con in problem.named_constraints.items():
         dv = out["duals"].get(k)
         if dv is not None and con.dual_value is None:
-            con.save_dual_value(dv)
+            save_dual_array(con, dv)

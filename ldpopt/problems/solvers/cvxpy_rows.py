@@ -11,6 +11,8 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from ..check.cones import dual_array
+
 __all__ = ["AffineRows", "compile_rows", "named_duals"]
 
 
@@ -48,11 +50,11 @@ def named_duals(prob, chain, inv, x, y, z, s, m, problem):
     with problem.cvxpy_lock:  # unpacked into the problem's own cvxpy objects, read at once (threads)
         prob.unpack_results(raw, chain, inv)
         for name, con in problem.named_constraints.items():
-            dv = con.dual_value
+            dv = dual_array(con)
             if dv is None:
                 out[name] = None
             else:
-                dv = np.asarray(dv, dtype=np.float64) * m
+                dv = dv * m
                 out[name] = float(dv) if dv.ndim == 0 else dv
     return out
 

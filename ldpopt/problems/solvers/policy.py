@@ -11,6 +11,8 @@ import scipy.sparse as sp
 from .isolate import fork_available
 
 __all__ = [
+    "CLARABEL_RETRY",
+    "CLARABEL_RETRY_NAME",
     "CONE_CHAIN",
     "DEFAULT_SOLVER_OPTIONS",
     "DIRECT_CLARABEL_MAX_D",
@@ -63,6 +65,16 @@ DIRECT_CLARABEL_MAX_D = 1000
 #: (measured crossover with ldpopt's interior point between 10⁴ and 3·10⁴: module docstring)
 SMOOTH_QP_SMALL_D = 10_000
 CONE_CHAIN = ("CLARABEL", "SCS")
+#: Clarabel's own default tolerances (``clarabel.DefaultSettings``: gaps and feasibility 1e-8): the
+#: chain's one retry when Clarabel at ``DEFAULT_SOLVER_OPTIONS``' 1e-10 stops without an answer
+#: (``solver_error``, ``optimal_inaccurate``, its iteration limit), before any first-order solver —
+#: ldpopt's check decides its point, as any. Measured on the seven grammar families at d = 100 where
+#: Clarabel at 1e-10 gave no answer (benchmarks/results/clarabel_retry_{before,after}.md): three
+#: answered by the retry (one ``optimal``, two ``optimal_unverified`` where they were
+#: ``optimal_inaccurate`` or SCS's), three failing at 1e-8 too (SCS as before, ~10-30 ms more)
+CLARABEL_RETRY = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
+#: the retry's name in ``Solution.attempts``
+CLARABEL_RETRY_NAME = "CLARABEL at its default tolerances"
 #: up to this d a quadratic plus 2-norms of affine arguments (:class:`.user_forms.NormUserObjective`) goes
 #: to Clarabel's own interface first (:func:`direct_qp_solver`): faster than the chain's Clarabel at every d
 #: measured, 10² to 10⁵ (module docstring); past 10⁵ nothing was measured, so the chain as before

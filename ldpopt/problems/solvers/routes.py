@@ -1,7 +1,8 @@
-"""The routes of ``Problem.solve`` (:data:`ROUTES`, in order: ldpopt's structured dual solver, the
-direct QP, the Newton / sequential-QP route, the cvxpy chain), each a :class:`Route` that says
-whether it applies and runs with the solve's :class:`~..progress.SolveContext`; and the stages
-around them: the exact pre-check, its deferred steps between routes, and the settling of an answer.
+"""The routes of ``Problem.solve`` (:data:`ROUTES`, in order: a linear objective over the simplex
+alone in closed form, ldpopt's structured dual solver, the direct QP, the Newton / sequential-QP
+route, the cvxpy chain), each a :class:`Route` that says whether it applies and runs with the solve's
+:class:`~..progress.SolveContext`; and the stages around them: the exact pre-check, its deferred steps
+between routes, and the settling of an answer.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from .direct_qp import SUFFIX as DIRECT
 from .direct_qp import solve_direct_qp
 from .ipm import solve_ipm
 from .policy import (
+    CLARABEL_RETRY,
+    CLARABEL_RETRY_NAME,
     EXP_CONE_CHAIN,
     EXP_CONE_CLARABEL_MAX_D,
     SQP_MIN_D,
@@ -41,6 +44,8 @@ from .policy import (
     sqp_applies,
     uses_sqp,
 )
+from .simplex_lp import SOLVER as SIMPLEX_LP
+from .simplex_lp import simplex_lp, solve_simplex_lp
 from .sqp import converged, newton_terms, solve_sqp
 
 __all__ = ["ROUTES", "Route", "chain_for", "deferred", "not_infeasible_if_known_feasible", "pre_checked", "settle"]
@@ -67,7 +72,7 @@ class Route:
     --------
     >>> from ldpopt.problems.solvers.routes import ROUTES
     >>> [r.name for r in ROUTES]
-    ['structured', 'direct QP', 'Newton / SQP', 'cvxpy chain']
+    ['simplex LP', 'structured', 'direct QP', 'Newton / SQP', 'cvxpy chain']
     """
 
     name: str
@@ -197,6 +202,26 @@ def not_infeasible_if_known_feasible(problem, ctx: SolveContext, best: Solution)
             best.status = "infeasible_inaccurate"
             best.message += (" | not verified by ldpopt's check (the exact pre-check does not decide these "
                              "constraints and the phase one's conflict was not proved): infeasible_inaccurate")
+
+
+# ---- a linear objective over the simplex alone: its closed form
+
+def _simplex_lp_plan(problem, ctx: SolveContext, solver):
+    return simplex_lp(problem) if solver is None else None
+
+
+def _simplex_lp_run(problem, ctx: SolveContext, solver, plan) -> Solution | None:
+    """The closed form (:mod:`.simplex_lp`): its answer when ldpopt's check passes it, else its
+    attempt and checked point kept for the later routes."""
+    with ctx.clock.running(SIMPLEX_LP):
+        sol = solve_simplex_lp(problem, ctx, plan)
+    if sol.success:
+        sol.attempts = ctx.attempts + [_attempt(sol)]
+        sol.wall_time = time.perf_counter() - ctx.start
+        return sol
+    ctx.attempts.append(_attempt(sol))
+    ctx.kept = best_checked([ctx.kept, sol])
+    return None
 
 
 # ---- the structured dual solver
@@ -338,6 +363,28 @@ def chain_for(problem, solver) -> tuple[str, ...]:
     raise TypeError(f"solver must be a string or a list of strings, got {type(solver).__name__}")
 
 
+#: a Clarabel attempt ending so is retried at Clarabel's own defaults (:func:`clarabel_retries`)
+RETRIED = frozenset({"solver_error", "optimal_inaccurate", "user_limit"})
+
+
+def clarabel_retries(problem, ctx: SolveContext, sol: Solution) -> bool:
+    """Whether the chain runs Clarabel once more at its own default tolerances
+    (:data:`.policy.CLARABEL_RETRY`) after ``sol``: Clarabel ran at ldpopt's options (neither the
+    caller nor the objective gave Clarabel an option of its own, nor every solver a tolerance or an
+    iteration limit: a Clarabel configured so is run as configured), stopped without an answer
+    (:data:`RETRIED`: an error, its reduced tolerances, its iteration limit), and the time limit, if
+    any, has not passed. A point it returned that ldpopt's check refuted (``inaccurate``) is not
+    retried: a looser solve is no likelier to pass the same check."""
+    if sol.solver != "CLARABEL" or sol.status not in RETRIED or ctx.clock.expired():
+        return False
+    if problem.objective.solver_options.get("CLARABEL"):
+        return False
+    for k in ctx.solver_options:
+        if k.upper() == "CLARABEL" or k in CLARABEL_RETRY or k == "max_iter":
+            return False
+    return True
+
+
 def first_order_cannot_do_better(sol: Solution, rest, problem) -> str:
     """Why the chain may stop after ``sol`` though it did not pass ("" where it may not): only
     first-order solvers (SCS, OSQP: less accurate points, the same check) are left in ``rest``, ``sol``
@@ -375,7 +422,11 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
     attempts = ctx.attempts
     best = ctx.newton_point  # a smooth objective's Newton point, when that route ran and did not certify
     interior_point = False  # an interior-point solver of the chain has returned a point
-    for name in chain:
+    plan: list[tuple[str, dict | None]] = [(name, None) for name in chain]  # (solver, options over the defaults)
+    i = 0
+    while i < len(plan):
+        name, retry = plan[i]
+        i += 1
         if attempts and (pre := deferred(problem, ctx, list(attempts))) is not None:
             return pre
         if clock.expired():  # no solver starts past the time limit
@@ -395,7 +446,10 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
                 # a first-order fallback after an interior point's answer gets a budget of its own
                 # (an answer it rarely improves is already in hand), within the solve's limit
                 cap = fallback_budget(clock.elapsed()) if not explicit and name in FIRST_ORDER and interior_point else None
-                sol = cvxpy_attempt(problem, name, ctx, not explicit and name == "SCS", cap)
+                sol = cvxpy_attempt(problem, name, ctx, not explicit and name == "SCS", cap, retry)
+                if retry is not None:
+                    sol.message += (f" | {CLARABEL_RETRY_NAME} (1e-8), after ldpopt's tighter defaults "
+                                    "gave no answer (policy.CLARABEL_RETRY)")
                 if cap is not None:
                     left = clock.left()
                     sol.message += (f" | {name} ran as the chain's fallback under a budget of "
@@ -403,7 +457,8 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
         assert sol.solver is not None  # both routes name their solver
         clock.note(sol.solver, sol.iterations, status=sol.status,
                    **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
-        attempts.append(_attempt(sol))  # without a point, the solver's message (a crash, a limit)
+        attempts.append({**_attempt(sol), **({"solver": CLARABEL_RETRY_NAME} if retry is not None else {})})
+        # (without a point, the solver's message: a crash, a limit)
         # (answered or failed: SCS after Clarabel's solver_error ran 600 s uncapped at d = 10³)
         interior_point = interior_point or sol.solver in INTERIOR
         if sol.success:
@@ -415,7 +470,10 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
             # unverifiable objective (a kink, no gradient), and ran to its limits here before
             # (total variation + CLS at d = 1,000: PIQP's point, then 30 s more of Clarabel and OSQP)
             break
-        if not explicit and (why := first_order_cannot_do_better(sol, chain[chain.index(name) + 1:], problem)):
+        if retry is None and clarabel_retries(problem, ctx, sol):
+            plan.insert(i, (name, CLARABEL_RETRY))  # one more attempt, named in ``attempts``
+            continue
+        if not explicit and (why := first_order_cannot_do_better(sol, [n for n, _ in plan[i:]], problem)):
             sol.message += f" | the chain stops here: only first-order solvers are left, and {why}"
             break
     if best is None or not (best.success or best.status.startswith("infeasible")):
@@ -443,6 +501,7 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
 
 #: the routes ``Problem.solve`` tries, in order; the last (the cvxpy chain) always answers
 ROUTES = (
+    Route("simplex LP", _simplex_lp_plan, _simplex_lp_run),
     Route("structured", _structured_plan, _structured_run),
     Route("direct QP", _direct_plan, _direct_run),
     Route("Newton / SQP", _newton_plan, _newton_run),

@@ -11,6 +11,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from ..check.cones import dual_array
 from ..check.verdict import check_outcome, check_solution, status_after_check
 from ..objectives.likelihood_terms import LikelihoodTerms, terms_for
 from ..objectives.smooth import smooth_terms
@@ -148,7 +149,7 @@ class _QP:
         def read():
             xv = self.problem.x.value
             return (prob.status, None if xv is None else np.asarray(xv, dtype=np.float64),
-                    {k: con.dual_value for k, con in self.problem.named_constraints.items()})
+                    {k: dual_array(con) for k, con in self.problem.named_constraints.items()})
 
         if not runs_isolated(name, name in OWN_TIME_LIMIT, self.ctx.limited):
             with self.problem.cvxpy_lock:  # one cvxpy solve of this problem's objects at a time (threads)
