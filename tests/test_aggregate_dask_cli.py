@@ -3,6 +3,11 @@
 
 Reference: ``oracle.aggregate`` of every report read back from the shards with pyarrow in one piece
 (no batching, no Dask). Bit-for-bit equality across schedulers and a real distributed.LocalCluster.
+
+The commands run through ``ldpopt.cli.main`` in this process (``main_in_process``: the same output,
+files and exit status, without a fresh interpreter's imports per call), except where a process of
+their own is the point: the LocalCluster run (its worker processes and its stderr as the user sees
+it) and ``--device cuda`` (numba reads its environment at import).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from _cli import ldpopt, one_line_error
+from _cli import ldpopt, main_in_process, one_line_error
 from ldpopt import oracles
 from ldpopt.aggregate import MergeError, Partial
 from ldpopt.aggregate.dask import aggregate_shards
@@ -91,8 +96,8 @@ def test_cli_perturb_then_aggregate(tmp_path):
     true = np.arange(D) * 3 + 1
     pd.DataFrame({"value": np.arange(D), "count": true}).to_csv(hist, index=False)
     shards = tmp_path / "sh"
-    proc = ldpopt("perturb", "--histogram", hist, "--d", D, "--oracle", "ss", "--epsilon", 1, "--seed", 4,
-                  "--shard-rows", 500, "--out", shards)
+    proc = main_in_process("perturb", "--histogram", hist, "--d", D, "--oracle", "ss", "--epsilon", 1, "--seed", 4,
+                           "--shard-rows", 500, "--out", shards)
     assert proc.returncode == 0, proc.stderr
     n = int(true.sum())
     assert len(list(shards.glob("*.parquet"))) == -(-n // 500)
@@ -100,8 +105,8 @@ def test_cli_perturb_then_aggregate(tmp_path):
     ref, m = _reference(shards, orc)
     assert m == n
     out = tmp_path / "c.csv"
-    proc = ldpopt("aggregate", shards, "--out", out, "--method", "norm-sub", "--partial", tmp_path / "p.json",
-                  "--no-progress", "--scheduler", "threads")
+    proc = main_in_process("aggregate", shards, "--out", out, "--method", "norm-sub", "--partial", tmp_path / "p.json",
+                           "--no-progress", "--scheduler", "threads")
     assert proc.returncode == 0, proc.stderr
     table = pd.read_csv(out)
     assert np.array_equal(table["count"].to_numpy(), ref)
@@ -111,19 +116,19 @@ def test_cli_perturb_then_aggregate(tmp_path):
     assert (meta["oracle"], meta["n"], meta["d"], meta["oracle_params"]) == ("ss", n, D, {"k": orc.k})
     assert meta["scheduler"] == "threads"
     # the same shards merged into the partial that holds them: refused (they would count twice)
-    assert "already holds" in one_line_error(ldpopt("aggregate", shards, "--merge-into", tmp_path / "p.json",
-                                                    "--no-progress", "--scheduler", "threads"))
+    assert "already holds" in one_line_error(main_in_process("aggregate", shards, "--merge-into", tmp_path / "p.json",
+                                                             "--no-progress", "--scheduler", "threads"))
     # a LocalCluster (asked for: the default counts in process at this size, and says so), with its
     # progress bar on stderr; stdout stays a clean CSV, and merging a second run (another seed) into the
     # saved partial adds its counts bit for bit
     more = tmp_path / "sh2"
-    proc = ldpopt("perturb", "--histogram", hist, "--d", D, "--oracle", "ss", "--epsilon", 1, "--seed", 5,
-                  "--shard-rows", 500, "--out", more)
+    proc = main_in_process("perturb", "--histogram", hist, "--d", D, "--oracle", "ss", "--epsilon", 1, "--seed", 5,
+                           "--shard-rows", 500, "--out", more)
     assert proc.returncode == 0, proc.stderr
     ref2, _ = _reference(more, orc)
     again = ldpopt("aggregate", more, "--merge-into", tmp_path / "p.json", "--scheduler", "local")
     assert again.returncode == 0, again.stderr
-    default = ldpopt("aggregate", more, "--merge-into", tmp_path / "p.json", "--no-progress")
+    default = main_in_process("aggregate", more, "--merge-into", tmp_path / "p.json", "--no-progress")
     assert default.stdout == again.stdout and default.stderr.startswith("ldpopt aggregate: scheduler: threads (auto: ")
     summed = pd.read_csv(__import__("io").StringIO(again.stdout))
     assert list(summed.columns) == ["value", "count"] and len(summed) == D
@@ -138,16 +143,16 @@ def test_cli_values_file_is_seeded_and_errors_are_one_line(tmp_path):
     pd.DataFrame({"value": np.random.default_rng(1).integers(0, 8, 999)}).to_csv(vals, index=False)
     outs = []
     for k in (1, 2):
-        proc = ldpopt("perturb", "--values", vals, "--d", 8, "--oracle", "grr", "--epsilon", 2, "--seed", 9,
-                      "--shard-rows", 400, "--out", tmp_path / f"o{k}")
+        proc = main_in_process("perturb", "--values", vals, "--d", 8, "--oracle", "grr", "--epsilon", 2, "--seed", 9,
+                               "--shard-rows", 400, "--out", tmp_path / f"o{k}")
         assert proc.returncode == 0, proc.stderr
         outs.append(pq.read_table(tmp_path / f"o{k}" / "part-00002.parquet")["value"].to_numpy())
     assert np.array_equal(*outs) and len(outs[0]) == 199
-    assert "is not empty" in one_line_error(ldpopt("perturb", "--values", vals, "--d", 8, "--oracle", "grr",
-                                                     "--epsilon", 2, "--seed", 9, "--out", tmp_path / "o1"))
-    assert "--d" in one_line_error(ldpopt("perturb", "--values", vals, "--oracle", "grr", "--epsilon", 2,
-                                          "--seed", 9, "--out", tmp_path / "o3"))
-    assert "no *.parquet" in one_line_error(ldpopt("aggregate", tmp_path, "--no-progress"))
+    assert "is not empty" in one_line_error(main_in_process("perturb", "--values", vals, "--d", 8, "--oracle", "grr",
+                                                              "--epsilon", 2, "--seed", 9, "--out", tmp_path / "o1"))
+    assert "--d" in one_line_error(main_in_process("perturb", "--values", vals, "--oracle", "grr", "--epsilon", 2,
+                                                   "--seed", 9, "--out", tmp_path / "o3"))
+    assert "no *.parquet" in one_line_error(main_in_process("aggregate", tmp_path, "--no-progress"))
 
 
 def test_cli_labelled_histogram_keeps_its_labels_through_perturb_and_aggregate(tmp_path):
@@ -157,15 +162,15 @@ def test_cli_labelled_histogram_keeps_its_labels_through_perturb_and_aggregate(t
     hist = tmp_path / "h.csv"
     pd.DataFrame({"value": labels, "count": true}).to_csv(hist, index=False)
     shards = tmp_path / "sh"
-    proc = ldpopt("perturb", "--histogram", hist, "--oracle", "grr", "--epsilon", 3, "--seed", 2,
-                  "--shard-rows", 300, "--out", shards)
+    proc = main_in_process("perturb", "--histogram", hist, "--oracle", "grr", "--epsilon", 3, "--seed", 2,
+                           "--shard-rows", 300, "--out", shards)
     assert proc.returncode == 0, proc.stderr
     orc = read_oracle(next(shards.glob("*.parquet")))
     ref, n = _reference(shards, orc)  # counts by position (row of the histogram)
     assert n == true.sum() and orc.d == 4
     out = tmp_path / "c.csv"
-    proc = ldpopt("aggregate", shards, "--out", out, "--partial", tmp_path / "p.json", "--no-progress",
-                  "--scheduler", "threads")
+    proc = main_in_process("aggregate", shards, "--out", out, "--partial", tmp_path / "p.json", "--no-progress",
+                           "--scheduler", "threads")
     assert proc.returncode == 0, proc.stderr
     table = pd.read_csv(out, dtype={"value": str})
     assert table["value"].tolist() == labels
@@ -174,16 +179,18 @@ def test_cli_labelled_histogram_keeps_its_labels_through_perturb_and_aggregate(t
     assert np.argmax(table["count"].to_numpy()) == 0 and np.argmin(table["count"].to_numpy()) == 1
     # the saved partial keeps the labels: merging another run into it gives the same labels, summed counts
     more = tmp_path / "sh2"
-    proc = ldpopt("perturb", "--histogram", hist, "--oracle", "grr", "--epsilon", 3, "--seed", 3,
-                  "--shard-rows", 300, "--out", more)
+    proc = main_in_process("perturb", "--histogram", hist, "--oracle", "grr", "--epsilon", 3, "--seed", 3,
+                           "--shard-rows", 300, "--out", more)
     assert proc.returncode == 0, proc.stderr
     ref2, _ = _reference(more, orc)
-    again = ldpopt("aggregate", more, "--merge-into", tmp_path / "p.json", "--no-progress", "--scheduler", "threads")
+    again = main_in_process("aggregate", more, "--merge-into", tmp_path / "p.json", "--no-progress",
+                            "--scheduler", "threads")
     assert again.returncode == 0, again.stderr
     summed = pd.read_csv(__import__("io").StringIO(again.stdout), dtype={"value": str})
     assert summed["value"].tolist() == labels and np.array_equal(summed["count"].to_numpy(), ref + ref2)
     # the estimate can be post-processed by label: postprocess reads the output back with its labels
-    pp = ldpopt("postprocess", "--counts", out, "--oracle", "grr", "--epsilon", 3, "--n", n, "--method", "base")
+    pp = main_in_process("postprocess", "--counts", out, "--oracle", "grr", "--epsilon", 3, "--n", n,
+                         "--method", "base")
     assert pp.returncode == 0, pp.stderr
     assert pd.read_csv(__import__("io").StringIO(pp.stdout), dtype={"value": str})["value"].tolist() == labels
 
@@ -228,7 +235,7 @@ def test_bad_scheduler_and_task_size_are_errors_naming_the_argument(tmp_path):
         aggregate_shards(tmp_path, scheduler="thread")
     with pytest.raises(ValueError, match="row_groups_per_task must be an integer >= 1"):
         aggregate_shards(tmp_path, row_groups_per_task=0)
-    assert "scheduler must be one of" in one_line_error(ldpopt("aggregate", tmp_path, "--scheduler", "lcoal"))
+    assert "scheduler must be one of" in one_line_error(main_in_process("aggregate", tmp_path, "--scheduler", "lcoal"))
 
 
 @pytest.mark.parametrize("name", ["olh", "oue", "ss"])

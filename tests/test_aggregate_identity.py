@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from _cli import ldpopt, one_line_error
+from _cli import ldpopt, main_in_process, one_line_error
 from ldpopt import oracles
 from ldpopt.aggregate import AlreadyHeldError, DuplicateShardError, Partial
 from ldpopt.aggregate.dask import aggregate_shards
@@ -72,16 +72,19 @@ def test_cli_refuses_a_copied_shard_and_a_partial_that_holds_the_shards(tmp_path
     sh = tmp_path / "sh"
     assert ldpopt("perturb", "--histogram", hist, "--d", D, "--oracle", "oue", "--epsilon", 1, "--seed", 3,
                   "--shard-rows", 300, "--out", sh).returncode == 0
+    # perturb runs the real command; the aggregate calls go to ldpopt.cli.main in this process (the same
+    # output and exit status, without a fresh interpreter's imports); the warning test below runs the real one
     shutil.copy(sh / "part-00001.parquet", sh / "backup.parquet")
-    line = one_line_error(ldpopt("aggregate", sh, "--scheduler", "threads", "--no-progress"))
+    line = one_line_error(main_in_process("aggregate", sh, "--scheduler", "threads", "--no-progress"))
     assert f"{sh / 'backup.parquet'} and {sh / 'part-00001.parquet'} hold the same reports" in line
     (sh / "backup.parquet").unlink()
     part = tmp_path / "p.json"
-    ok = ldpopt("aggregate", sh, "--scheduler", "threads", "--no-progress", "--partial", part)
+    ok = main_in_process("aggregate", sh, "--scheduler", "threads", "--no-progress", "--partial", part)
     assert ok.returncode == 0 and ok.stderr == "", ok.stderr
     held = json.loads(part.read_text())["shards"]
     assert [(s["part"], s["n"]) for s in held] == [(0, 300), (1, 300), (2, 100)] and len({s["run"] for s in held}) == 1
-    line = one_line_error(ldpopt("aggregate", sh, "--scheduler", "threads", "--no-progress", "--merge-into", part))
+    line = one_line_error(main_in_process("aggregate", sh, "--scheduler", "threads", "--no-progress",
+                                          "--merge-into", part))
     assert line.startswith(f"ldpopt aggregate: error: --merge-into {part}: the partial merged into already holds "
                            f"the reports of {sh / 'part-00000.parquet'}")
 

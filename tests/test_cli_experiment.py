@@ -1,13 +1,15 @@
-"""`ldpopt experiment` through the real entry point (a subprocess): `plot` takes what `run` takes,
-`list` prints aligned columns, and a missing dataset or an unwritable --out is one line, not a
-traceback."""
+"""`ldpopt experiment`: `plot` takes what `run` takes, `list` prints aligned columns, and a missing
+dataset or an unwritable --out is one line, not a traceback. `run` goes through the real entry point
+(a subprocess: a umask, an environment variable, the experiment's own work); `plot`, `list` and the
+unwritable --out call ``ldpopt.cli.main`` in this process (``main_in_process``: the same output,
+files and exit status, without a fresh interpreter's imports per call)."""
 
 from __future__ import annotations
 
 import stat
 from pathlib import Path
 
-from _cli import ldpopt as run, one_line_error
+from _cli import ldpopt as run, main_in_process, one_line_error
 from ldpopt.cli.experiment import config_paths
 from ldpopt.experiments.config import load_config
 
@@ -25,7 +27,7 @@ seed = 7
 """
 
 
-def test_plot_accepts_the_toml_path_that_run_accepts(tmp_path):
+def test_plot_accepts_the_toml_path_that_run_accepts(tmp_path, monkeypatch):
     """...and run's outputs get the mode a plain write gives under the user's umask."""
     (tmp_path / "my sweep.toml").write_text(CONFIG)
     proc = run("experiment", "run", "my sweep.toml", "--out", "res", "--no-progress", cwd=tmp_path, umask=0o027)
@@ -34,7 +36,8 @@ def test_plot_accepts_the_toml_path_that_run_accepts(tmp_path):
     written = [folder / "results.parquet", folder / "meta.json", *(folder / "parts").iterdir()]
     assert len(written) == 3 and not list(folder.glob(".*"))  # one task; no temporary left
     assert {stat.S_IMODE(p.stat().st_mode) for p in written} == {0o640}  # the umask's, not mkstemp's 0600
-    proc = run("experiment", "plot", "my sweep.toml", "--out", "res", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)  # the paths relative to the same working directory
+    proc = main_in_process("experiment", "plot", "my sweep.toml", "--out", "res")
     assert proc.returncode == 0, proc.stderr
     pngs = [tmp_path / p for p in proc.stdout.split("\n") if p]
     assert pngs and all(p.suffix == ".png" and p.stat().st_size > 0 for p in pngs)
@@ -42,7 +45,7 @@ def test_plot_accepts_the_toml_path_that_run_accepts(tmp_path):
 
 
 def test_list_prints_aligned_columns_under_a_header():
-    proc = run("experiment", "list")
+    proc = main_in_process("experiment", "list")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.rstrip("\n").split("\n")
     header = lines[0]
@@ -63,11 +66,12 @@ def test_missing_dataset_is_one_line_naming_the_file(tmp_path):
     assert "kosarak.dat" in err and "LDPOPT_DATA" in err, err
 
 
-def test_unwritable_out_is_one_line(tmp_path):
+def test_unwritable_out_is_one_line(tmp_path, monkeypatch):
     (tmp_path / "c.toml").write_text(CONFIG)
     (tmp_path / "a_file").write_text("x")
-    err = one_line_error(run("experiment", "run", "c.toml", "--out", Path("a_file") / "res", "--no-progress",
-                             cwd=tmp_path))
+    monkeypatch.chdir(tmp_path)
+    err = one_line_error(main_in_process("experiment", "run", "c.toml", "--out", Path("a_file") / "res",
+                                         "--no-progress"))
     assert "a_file" in err, err
 
 
@@ -77,11 +81,11 @@ def test_plot_all_draws_what_exists_and_names_what_does_not(tmp_path):
     out = tmp_path / "r"
     r = run("experiment", "run", "jia_fig5_6_hh_threshold", "--quick", "--no-progress", "--out", str(out))
     assert r.returncode == 0, r.stderr
-    r = run("experiment", "plot", "all", "--quick", "--out", str(out), "--out-dir", str(tmp_path / "figs"))
+    r = main_in_process("experiment", "plot", "all", "--quick", "--out", str(out), "--out-dir", str(tmp_path / "figs"))
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     missing = [ln for ln in lines if "no saved results" in ln]
     assert len(missing) == len(config_paths()) - 1
     assert any(ln.endswith(".png") for ln in lines)
-    r = run("experiment", "plot", "all", "--quick", "--out", str(tmp_path / "none"))
+    r = main_in_process("experiment", "plot", "all", "--quick", "--out", str(tmp_path / "none"))
     assert r.returncode == 2 and "no config has saved results" in r.stderr

@@ -1,7 +1,8 @@
-"""What ``ldpopt`` does with the paths it is given, through the real entry point (a subprocess):
-``--out`` writes through a symbolic link and never renames over what is not a regular file; a missing
+"""What ``ldpopt`` does with the paths it is given: ``--out`` writes through a symbolic link and never renames over what is not a regular file; a missing
 folder is an error, not created; input files that are folders, pipes or hold impossible counts are one
-line naming the option and the line or column."""
+line naming the option and the line or column. The write through a symbolic link runs the real entry
+point (a subprocess); the other tests call ``ldpopt.cli.main`` in this process (``main_in_process``:
+the same output, files and exit status, without a fresh interpreter's imports per call)."""
 
 from __future__ import annotations
 
@@ -15,15 +16,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from _cli import ldpopt as run, one_line_error
+from _cli import ldpopt as run, main_in_process, one_line_error
 
 COUNTS = [340, 300, 285, 275, 265, 250, 240, 230]  # OUE, ε = 1, d = 8, n = 1000
 N = 1000
 
 
-def _postprocess(counts, out, *extra):
-    return run("postprocess", "--counts", counts, "--oracle", "oue", "--epsilon", "1", "--n", N,
-               "--method", "norm-sub", "--out", out, *extra)
+def _postprocess(counts, out, *extra, runner=main_in_process):
+    return runner("postprocess", "--counts", counts, "--oracle", "oue", "--epsilon", "1", "--n", N,
+                  "--method", "norm-sub", "--out", out, *extra)
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def test_out_through_a_symlink_replaces_the_target_and_keeps_the_link(counts_csv
     os.chmod(target, 0o640)
     link = tmp_path / "post.csv"
     link.symlink_to(target)
-    proc = _postprocess(counts_csv, link)
+    proc = _postprocess(counts_csv, link, runner=run)
     assert proc.returncode == 0, proc.stderr
     assert link.is_symlink() and os.readlink(link) == str(target)  # still the same link
     back = pd.read_csv(target)
@@ -113,13 +114,13 @@ def test_parquet_counts_stored_as_text_name_the_column(tmp_path):
 def test_perturb_names_histogram_not_counts(tmp_path):
     src = tmp_path / "h.csv"
     src.write_text("value,count\na,3\nb,1.5\n")
-    err = one_line_error(run("perturb", "--histogram", src, "--oracle", "grr", "--epsilon", "1", "--seed", "1",
-                             "--out", tmp_path / "shards"))
+    err = one_line_error(main_in_process("perturb", "--histogram", src, "--oracle", "grr", "--epsilon", "1",
+                                         "--seed", "1", "--out", tmp_path / "shards"))
     assert f"--histogram: line 3 of {src}" in err and "--counts" not in err, err
 
 
 def test_parquet_null_value_and_a_multiline_reader_error_are_one_line(tmp_path, capsys):
-    # in process (the subprocess cases above cover the entry point): a null label is a missing value,
+    # in process (the subprocess case above covers the entry point): a null label is a missing value,
     # not the text "<NA>"; pyarrow's multi-line message on a damaged file is joined into one line
     from ldpopt.cli import main
 

@@ -1,11 +1,14 @@
-"""``ldpopt plan``: the ranked table, JSON with its inputs, one-line errors."""
+"""``ldpopt plan``: the ranked table, JSON with its inputs, one-line errors. The ranked table and a
+refused option run the real entry point (a subprocess: exit status, stdout and stderr as the user
+sees them); the other tests call ``ldpopt.cli.main`` in this process (``main_in_process``: the same
+output and exit status, without a fresh interpreter's imports per call)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from _cli import ldpopt, one_line_error
+from _cli import ldpopt, main_in_process, one_line_error
 
 
 def test_plan_prints_the_ranked_table_with_the_target_n():
@@ -22,8 +25,8 @@ def test_plan_prints_the_ranked_table_with_the_target_n():
 def test_plan_json_matches_the_library():
     import ldpopt as lib
 
-    r = ldpopt("plan", "--d", "50", "--n", "20000", "--epsilon", "2", "--prior", "beta:5,2", "--query", "full",
-               "--query", "topk:3", "--oracles", "olh", "--methods", "base,norm", "--json")
+    r = main_in_process("plan", "--d", "50", "--n", "20000", "--epsilon", "2", "--prior", "beta:5,2", "--query", "full",
+                        "--query", "topk:3", "--oracles", "olh", "--methods", "base,norm", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["d"] == 50 and doc["n"] == 20000 and doc["epsilon"] == 2.0 and doc["prior"] == "beta:5,2"
@@ -41,7 +44,7 @@ def test_plan_json_matches_the_library():
     (["--d", "100", "--n", "1e6", "--epsilon", "1", "--methods", "nope"], "--methods: "),
 ])
 def test_plan_bad_input_is_one_line(args, match):
-    assert match in one_line_error(ldpopt("plan", *args))
+    assert match in one_line_error(main_in_process("plan", *args))
 
 
 def test_plan_refuses_a_bad_option_at_the_option():
@@ -52,8 +55,8 @@ def test_plan_refuses_a_bad_option_at_the_option():
 def test_plan_central_rows_beside_the_local_ones():
     import ldpopt as lib
 
-    r = ldpopt("plan", "--d", "100", "--n", "1e4", "--epsilon", "0.5", "--mechanism", "local,gaussian,laplace",
-               "--delta", "1e-7", "--oracles", "oue", "--methods", "base,norm", "--target", "1e-6", "--json")
+    r = main_in_process("plan", "--d", "100", "--n", "1e4", "--epsilon", "0.5", "--mechanism", "local,gaussian,laplace",
+                        "--delta", "1e-7", "--oracles", "oue", "--methods", "base,norm", "--target", "1e-6", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert sorted(doc["central"]) == ["gaussian", "laplace"] and doc["central"]["gaussian"]["delta"] == 1e-7
@@ -62,7 +65,8 @@ def test_plan_central_rows_beside_the_local_ones():
     got = [(row["oracle"], row["method"], row["family"], row["n_target"]) for row in doc["table"]]
     assert got == list(zip(want["oracle"], want["method"], want["family"], want["n_target"], strict=True))
     assert {row["family"] for row in doc["table"]} == {"local", "central"}
-    t = ldpopt("plan", "--d", "100", "--n", "1e4", "--epsilon", "0.5", "--mechanism", "all", "--methods", "base")
+    t = main_in_process("plan", "--d", "100", "--n", "1e4", "--epsilon", "0.5", "--mechanism", "all",
+                        "--methods", "base")
     assert t.returncode == 0, t.stderr
     assert "central:discrete-gaussian" in t.stdout and "scale" in t.stdout.splitlines()[1]
 
@@ -74,9 +78,10 @@ def test_plan_central_rows_beside_the_local_ones():
     (["--mechanism", "gaussian", "--oracles", "oue"], "--oracles: oracles applies to the local rows only"),
 ])
 def test_plan_central_bad_input_is_one_line(args, match):
-    assert match in one_line_error(ldpopt("plan", "--d", "100", "--n", "1e6", "--epsilon", "1", *args))
+    assert match in one_line_error(main_in_process("plan", "--d", "100", "--n", "1e6", "--epsilon", "1", *args))
 
 
 def test_plan_delta_out_of_range_is_refused_at_the_option():
-    r = ldpopt("plan", "--d", "100", "--n", "1e6", "--epsilon", "1", "--mechanism", "gaussian", "--delta", "1.5")
+    r = main_in_process("plan", "--d", "100", "--n", "1e6", "--epsilon", "1", "--mechanism", "gaussian",
+                        "--delta", "1.5")
     assert r.returncode == 2 and "argument --delta: must be a number in [0, 1)" in r.stderr

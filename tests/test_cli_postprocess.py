@@ -1,7 +1,10 @@
-"""`ldpopt postprocess` through the real entry point (a subprocess): method parameters reach the
-methods that take them and nothing is ignored silently; counts are checked against n with the line
-named; integers parse one way everywhere; outputs carry their metadata, the mode a plain write gives,
-and the format their name says."""
+"""`ldpopt postprocess`: method parameters reach the methods that take them and nothing is ignored
+silently; counts are checked against n with the line named; integers parse one way everywhere; outputs
+carry their metadata, the mode a plain write gives, and the format their name says. The tests of file
+modes (a umask set in the child) and of a count above n (the one-line error as the terminal shows it)
+run the real entry point (a subprocess, ``subprocess_run``); the others call ``ldpopt.cli.main`` in this
+process (``run``, ``main_in_process``: the same output, files and exit status, without a fresh
+interpreter's imports)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import ldpopt
-from _cli import ldpopt as run, one_line_error
+from _cli import ldpopt as subprocess_run
+from _cli import main_in_process as run
+from _cli import one_line_error
 from ldpopt import methods, oracles
 
 # OUE, ε = 1, d = 8, n = 1000: spread enough that the thresholds of Base-Cut and Norm-Hyb move with α
@@ -134,7 +139,8 @@ def test_help_documents_the_parameters_and_their_types():
 
 def test_count_above_n_names_the_line_with_plain_numbers(tmp_path):
     src = _csv(tmp_path / "c.csv", ["a", "b", "c"], [10, 5000, 7])
-    err = one_line_error(run("postprocess", "--counts", src, "--oracle", "oue", "--epsilon", "1", "--n", 4000))
+    err = one_line_error(subprocess_run("postprocess", "--counts", src, "--oracle", "oue", "--epsilon", "1",
+                                        "--n", 4000))
     assert "line 3 of" in err and "count 5000 " in err and "--n 4000" in err, err
     assert "np." not in err and "5000.0" not in err
 
@@ -201,8 +207,8 @@ def test_d_value_outside_the_domain_names_the_line(tmp_path, bad):
 def test_output_files_get_the_mode_a_plain_write_gives(counts_csv, tmp_path, umask, suffix):
     want = 0o666 & ~umask
     out = tmp_path / f"o.{suffix}"
-    proc = run("postprocess", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N,
-               "--method", "norm-sub", "--out", out, umask=umask)
+    proc = subprocess_run("postprocess", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N,
+                          "--method", "norm-sub", "--out", out, umask=umask)
     assert proc.returncode == 0, proc.stderr
     written = [out] + ([tmp_path / "o.csv.meta.json"] if suffix == "csv" else [])
     assert [stat.S_IMODE(p.stat().st_mode) for p in written] == [want] * len(written)
@@ -212,8 +218,8 @@ def test_overwriting_keeps_the_existing_files_mode(counts_csv, tmp_path):
     out = tmp_path / "o.csv"
     out.write_text("old\n")
     out.chmod(0o640)
-    proc = run("postprocess", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N,
-               "--method", "norm-sub", "--out", out, umask=0o022)
+    proc = subprocess_run("postprocess", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N,
+                          "--method", "norm-sub", "--out", out, umask=0o022)
     assert proc.returncode == 0 and stat.S_IMODE(out.stat().st_mode) == 0o640
     assert out.read_text().startswith("value,count,base,norm-sub")
 

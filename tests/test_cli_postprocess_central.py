@@ -2,7 +2,10 @@
 fractional for the continuous mechanisms) give the methods' output equal to the library's on
 ``Estimate.from_central``, the sidecar records meta["privacy"], the methods that refuse central noise
 are skipped with one line under ``--method all`` and are an error when named, and every
-contradiction is one line naming the option."""
+contradiction is one line naming the option. Two tests run the real entry point (a subprocess,
+``subprocess_run``: exit status and stderr as the user sees them); the others call ``ldpopt.cli.main``
+in this process (``run``, ``main_in_process``: the same output, files and exit status, without a fresh
+interpreter's imports per call)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,8 @@ import json
 
 import numpy as np
 import pytest
-from _cli import ldpopt as run
+from _cli import ldpopt as subprocess_run
+from _cli import main_in_process as run
 from _cli import one_line_error
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -49,7 +53,7 @@ def test_output_equals_the_library_and_the_sidecar_records_privacy(tmp_path, mec
 
 def test_method_all_skips_the_methods_that_refuse_central_noise(tmp_path):
     path = _csv(tmp_path / "c.csv", [503, -2, 251, 249])
-    proc = run("postprocess", "--counts", path, "--central", "discrete-laplace:2", "--n", 1000, "--json")
+    proc = subprocess_run("postprocess", "--counts", path, "--central", "discrete-laplace:2", "--n", 1000, "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert {"em", "mle-apx", "mle-apx-paper"} == set(doc["metadata"]["skipped"])
@@ -77,7 +81,7 @@ def test_contradictions_are_one_line(tmp_path, extra, match):
 def test_a_counts_record_naming_an_oracle_contradicts_central(tmp_path):
     path = _csv(tmp_path / "c.csv", [503, 2, 251, 249])
     (tmp_path / "c.csv.meta.json").write_text(json.dumps({"oracle": "grr", "epsilon": 1.0, "n": 1005}))
-    line = one_line_error(run("postprocess", "--counts", path, "--central", "laplace:2"))
+    line = one_line_error(subprocess_run("postprocess", "--counts", path, "--central", "laplace:2"))
     assert "--central" in line and "grr" in line
 
 

@@ -1,7 +1,10 @@
-"""The privacy statement through the real ``ldpopt`` command (a subprocess): every file written
-beside an estimate carries ``meta["privacy"]`` (the CSV sidecar, Parquet metadata, the JSON
-document, ``aggregate``'s record, ``solve``'s sidecar), ``postprocess`` prints its line on stderr,
-and ``--shuffled-among N --delta D`` records the shuffled central (ε, δ)."""
+"""The privacy statement through the ``ldpopt`` command: every file written beside an estimate
+carries ``meta["privacy"]`` (the CSV sidecar, Parquet metadata, the JSON document, ``aggregate``'s
+record, ``solve``'s sidecar), ``postprocess`` prints its line on stderr, and ``--shuffled-among N
+--delta D`` records the shuffled central (ε, δ). The stderr line and ``perturb`` run the real entry
+point (a subprocess, ``subprocess_run``); the other calls go to ``ldpopt.cli.main`` in this process
+(``run``, ``main_in_process``: the same output, files and exit status, without a fresh interpreter's
+imports per call)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from _cli import ldpopt as run
+from _cli import ldpopt as subprocess_run
+from _cli import main_in_process as run
 from _cli import one_line_error
 
 from ldpopt.privacy.shuffle import shuffled
@@ -33,7 +37,7 @@ def _base(counts_csv, *more):
 
 def test_sidecar_and_stderr_carry_the_local_statement(counts_csv, tmp_path):
     out = tmp_path / "o.csv"
-    proc = run(*_base(counts_csv, "--out", out))
+    proc = subprocess_run(*_base(counts_csv, "--out", out))
     assert proc.returncode == 0, proc.stderr
     meta = json.loads((tmp_path / "o.csv.meta.json").read_text())
     assert meta["privacy"] == local(1.0)
@@ -71,8 +75,8 @@ def test_aggregate_record_carries_the_statement(tmp_path):
     values = tmp_path / "v.csv"
     values.write_text("value\n" + "".join(f"{i % 4}\n" for i in range(400)))
     shards = tmp_path / "shards"
-    proc = run("perturb", "--values", values, "--oracle", "grr", "--epsilon", "2", "--d", 4, "--seed", 1,
-               "--out", shards)
+    proc = subprocess_run("perturb", "--values", values, "--oracle", "grr", "--epsilon", "2", "--d", 4, "--seed", 1,
+                          "--out", shards)
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "agg.csv"
     proc = run("aggregate", shards, "--out", out)

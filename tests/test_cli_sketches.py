@@ -1,6 +1,8 @@
 """``ldpopt perturb`` → ``aggregate`` → ``postprocess`` with the sketch oracles (CMS, HCMS, RAPPOR):
 the command line gives the Python API's numbers for the same seed, and bad parameters are one-line
-errors naming the argument."""
+errors naming the argument. The CMS round trip runs the real entry point (a subprocess per command);
+the other commands call ``ldpopt.cli.main`` in this process (``main_in_process``: the same output,
+files and exit status, without a fresh interpreter's imports per call)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _cli import ldpopt, one_line_error
+from _cli import ldpopt, main_in_process, one_line_error
 from ldpopt import methods, oracles
 from ldpopt.aggregate.shards import from_batch, to_table
 from ldpopt.sketches.consistency import sketch_estimate
@@ -41,13 +43,14 @@ def _api(name, params):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_round_trip_equals_the_python_api(tmp_path, name):
     params, flags = CASES[name]
+    run = ldpopt if name == "cms" else main_in_process  # one oracle through the real entry point
     hist = tmp_path / "hist.csv"
     pd.DataFrame({"value": list(HIST), "count": list(HIST.values())}).to_csv(hist, index=False)
-    p = ldpopt("perturb", "--histogram", hist, "--d", D, "--oracle", name, "--epsilon", EPS, "--seed", SEED,
-               "--shard-rows", ROWS, "--out", tmp_path / "shards", *flags)
+    p = run("perturb", "--histogram", hist, "--d", D, "--oracle", name, "--epsilon", EPS, "--seed", SEED,
+            "--shard-rows", ROWS, "--out", tmp_path / "shards", *flags)
     assert p.returncode == 0, p.stderr
-    a = ldpopt("aggregate", tmp_path / "shards", "--scheduler", "synchronous", "--no-progress",
-               "--out", tmp_path / "agg.csv")
+    a = run("aggregate", tmp_path / "shards", "--scheduler", "synchronous", "--no-progress",
+            "--out", tmp_path / "agg.csv")
     assert a.returncode == 0, a.stderr
     counts, n, est = _api(name, params)
     agg = pd.read_csv(tmp_path / "agg.csv")
@@ -55,8 +58,8 @@ def test_round_trip_equals_the_python_api(tmp_path, name):
     meta = json.loads((tmp_path / "agg.csv.meta.json").read_text())
     assert meta["n"] == n and meta["oracle"] == name
     assert {k: meta["oracle_params"][k] for k in params} == params
-    pp = ldpopt("postprocess", "--counts", tmp_path / "agg.csv", "--oracle", name, "--epsilon", EPS, "--n", n,
-                "--d", D, *flags, "--method", "norm-sub", "--json")
+    pp = run("postprocess", "--counts", tmp_path / "agg.csv", "--oracle", name, "--epsilon", EPS, "--n", n,
+             "--d", D, *flags, "--method", "norm-sub", "--json")
     assert pp.returncode == 0, pp.stderr
     doc = json.loads(pp.stdout)
     cols = doc["data"]
@@ -91,14 +94,14 @@ def test_bad_oracle_parameters_are_one_line_errors_naming_them(tmp_path):
     hist = tmp_path / "hist.csv"
     hist.write_text("value,count\n0,5\n1,5\n")
     base = ["perturb", "--histogram", hist, "--d", 2, "--epsilon", 1, "--seed", 0, "--out", tmp_path / "o"]
-    line = one_line_error(ldpopt(*base, "--oracle", "hcms", "--oracle-param", "m=100"))
+    line = one_line_error(main_in_process(*base, "--oracle", "hcms", "--oracle-param", "m=100"))
     assert "m must be a power of 2" in line and "--oracle-param" in line
-    line = one_line_error(ldpopt(*base, "--oracle", "cms", "--oracle-param", "buckets=3"))
+    line = one_line_error(main_in_process(*base, "--oracle", "cms", "--oracle-param", "buckets=3"))
     assert "--oracle-param buckets" in line and "hash_seed" in line
-    line = one_line_error(ldpopt(*base, "--oracle", "rappor", "--oracle-param", "inst_p=high"))
+    line = one_line_error(main_in_process(*base, "--oracle", "rappor", "--oracle-param", "inst_p=high"))
     assert "inst_p must be float" in line
-    line = one_line_error(ldpopt(*base, "--oracle", "cms", "--k", "4", "--oracle-param", "k=5"))
+    line = one_line_error(main_in_process(*base, "--oracle", "cms", "--k", "4", "--oracle-param", "k=5"))
     assert "--oracle-param k is given twice" in line
-    line = one_line_error(ldpopt("postprocess", "--counts", hist, "--oracle", "rappor", "--epsilon", 1, "--n", 10,
-                                 "--oracle-param", "m=16"))
+    line = one_line_error(main_in_process("postprocess", "--counts", hist, "--oracle", "rappor", "--epsilon", 1,
+                                          "--n", 10, "--oracle-param", "m=16"))
     assert "--oracle-param m" in line and "num_bits" in line

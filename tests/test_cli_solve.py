@@ -1,6 +1,8 @@
-"""`ldpopt solve` through the real entry point (a subprocess): the problem file's objective and
-constraints reach the solver (refereed by cvxpy with the constraints written by hand), the output
-carries the solver, status and ldpopt's check, and a bad file is one line naming the key and line."""
+"""`ldpopt solve`: the problem file's objective and constraints reach the solver (refereed by cvxpy
+with the constraints written by hand), the output carries the solver, status and ldpopt's check, and a
+bad file is one line naming the key and line. The documented example and the warning on stderr run the
+real entry point (a subprocess); the other tests call ``ldpopt.cli.main`` in this process
+(``main_in_process``: the same output, files and exit status, without a fresh interpreter's imports)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from _cli import ldpopt as run, one_line_error
+from _cli import ldpopt as run, main_in_process, one_line_error
 from ldpopt import oracles
 from ldpopt.problems import range_tree
 
@@ -31,10 +33,10 @@ def counts_csv(tmp_path):
     return _csv(tmp_path / "c.csv", LABELS, COUNTS)
 
 
-def _solve(tmp_path, counts, text, suffix=".toml", *extra, n=N):
+def _solve(tmp_path, counts, text, suffix=".toml", *extra, n=N, runner=main_in_process):
     prob = tmp_path / f"p{suffix}"
     prob.write_text(text)
-    return run("solve", "--counts", counts, "--oracle", "oue", "--epsilon", "1", "--n", n, "--problem", prob,
+    return runner("solve", "--counts", counts, "--oracle", "oue", "--epsilon", "1", "--n", n, "--problem", prob,
                "--json", *extra)
 
 
@@ -140,8 +142,8 @@ def test_infeasible_is_exit_1_with_no_table_and_the_certificate_in_json(tmp_path
     prob.write_text('objective = "cls"\n[[constraints]]\ntype = "simplex"\n[[constraints]]\ntype = "subset_sum"\n'
                     'labels = ["v0", "v1"]\nvalue = 1.5\nsense = ">="\n')
     out = tmp_path / "o.csv"
-    proc = run("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N, "--problem", prob,
-               "--out", out, "--json")
+    proc = main_in_process("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N,
+                           "--problem", prob, "--out", out, "--json")
     assert proc.returncode == 1 and "infeasible" in proc.stderr and not out.exists()
     assert "the constraints ['nonnegative', 'sum', 'subset_sum'] conflict" in proc.stderr
     doc = json.loads(proc.stdout)
@@ -157,14 +159,15 @@ def test_not_optimal_with_a_point_is_exit_1_with_the_status_written(tmp_path, co
     prob = tmp_path / "p.toml"
     prob.write_text('objective = "cls"\nsolver = "SCS"\n[[constraints]]\ntype = "simplex"\n')
     out = tmp_path / "o.json"
-    proc = run("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N, "--problem", prob,
-               "--out", out, "--solver", "SCS")
+    proc = main_in_process("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N,
+                           "--problem", prob, "--out", out, "--solver", "SCS")
     meta = json.loads(out.read_text())["metadata"]
     assert (proc.returncode == 0) == (meta["status"] == "optimal") and meta["infeasibility"] is None
 
 
 def test_dropping_the_simplex_warns_on_stderr(tmp_path, counts_csv):
-    proc = _solve(tmp_path, counts_csv, 'objective = "cls"\n[[constraints]]\ntype = "box"\nlower = 0\nupper = 0.5\n')
+    proc = _solve(tmp_path, counts_csv, 'objective = "cls"\n[[constraints]]\ntype = "box"\nlower = 0\nupper = 0.5\n',
+                  runner=run)  # the warning line as the user's terminal shows it
     assert proc.returncode == 0, proc.stderr
     assert "warning: the constraint list replaces the default simplex and has no sum(f) == 1" in proc.stderr
     # the advice is the command line's, not Python's
@@ -175,8 +178,8 @@ def test_dropping_the_simplex_warns_on_stderr(tmp_path, counts_csv):
 def test_allow_no_simplex_silences_the_warning(tmp_path, counts_csv):
     prob = tmp_path / "p.toml"
     prob.write_text('objective = "cls"\n[[constraints]]\ntype = "box"\nlower = 0\nupper = 0.5\n')
-    proc = run("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N, "--problem", prob,
-               "--allow-no-simplex")
+    proc = main_in_process("solve", "--counts", counts_csv, "--oracle", "oue", "--epsilon", "1", "--n", N,
+                           "--problem", prob, "--allow-no-simplex")
     assert proc.returncode == 0, proc.stderr
     assert "warning" not in proc.stderr and "simplex" not in proc.stderr
 

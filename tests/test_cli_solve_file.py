@@ -1,7 +1,9 @@
-"""`ldpopt solve --problem` through the real entry point (a subprocess; a test that repeats the command
-runs its first call so and the repeats through ``main`` in process): values named by label or by
-position cannot be mistaken (the same f per label whatever the row order), functions of the user's
-own reach the solver, and one list of objectives and constraint types serves --help and docs/cli.md."""
+"""`ldpopt solve --problem`: values named by label or by position cannot be mistaken (the same f per label whatever the row order), functions of the user's
+own reach the solver, and one list of objectives and constraint types serves --help and docs/cli.md.
+The real entry point (a subprocess) runs the first call of a test that repeats the command and the
+user's functions found beside the problem file from another working directory; the repeats, the
+one-line errors and --help call ``ldpopt.cli.main`` in this process (``main_in_process``: the same
+output and exit status, without a fresh interpreter's imports per call)."""
 
 from __future__ import annotations
 
@@ -23,9 +25,9 @@ from ldpopt.problems import available_objectives
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _solve(counts, problem, *extra, n, runner=run):
-    """``ldpopt solve`` of ``counts`` with ``problem``: the real command (``runner=run``), or
-    ``main_in_process`` where a test repeats it and its first call already ran the real one."""
+def _solve(counts, problem, *extra, n, runner=main_in_process):
+    """``ldpopt solve`` of ``counts`` with ``problem``: in this process, or the real command
+    (``runner=run``) for the first call of a test that repeats it."""
     return runner("solve", "--counts", counts, "--oracle", "oue", "--epsilon", "1", "--n", n, "--problem", problem,
                   *extra)
 
@@ -180,7 +182,7 @@ def test_one_list_of_objectives_and_types_in_help_and_readme():
     constraint type."""
     OBJECTIVES, CONSTRAINTS = objective_docs(), constraint_kinds()
     assert set(OBJECTIVES) == set(available_objectives()) - {"posterior"}
-    proc = run("solve", "--help")
+    proc = main_in_process("solve", "--help")
     assert proc.returncode == 0
     flat = " ".join(proc.stdout.split())
     for line in help_text().splitlines():

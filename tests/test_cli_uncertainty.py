@@ -1,4 +1,7 @@
-"""`ldpopt postprocess --ci` and `ldpopt choose` through the real entry point (a subprocess)."""
+"""`ldpopt postprocess --ci` and `ldpopt choose`. The first test runs the real entry point (a
+subprocess: the note on stderr as the user sees it); the others call ``ldpopt.cli.main`` in this
+process (``run``, ``main_in_process``: the same output and exit status, without a fresh interpreter's
+imports per call)."""
 
 from __future__ import annotations
 
@@ -8,7 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _cli import ldpopt as run, one_line_error
+from _cli import ldpopt as subprocess_run
+from _cli import main_in_process as run
+from _cli import one_line_error
 from ldpopt import oracles
 from ldpopt.recommend import choose
 from ldpopt.uncertainty import FallbackWarning, intervals
@@ -28,8 +33,8 @@ def _est(counts=COUNTS):
 
 def test_postprocess_ci_adds_se_lo_hi_columns_equal_to_the_api(tmp_path):
     out = tmp_path / "o.csv"
-    p = run("postprocess", "--counts", _csv(tmp_path / "c.csv"), "--oracle", "oue", "--epsilon", 1,
-            "--n", N, "--method", "norm-sub", "--ci", "0.9", "--resamples", 50, "--seed", 3, "--out", out)
+    p = subprocess_run("postprocess", "--counts", _csv(tmp_path / "c.csv"), "--oracle", "oue", "--epsilon", 1,
+                       "--n", N, "--method", "norm-sub", "--ci", "0.9", "--resamples", 50, "--seed", 3, "--out", out)
     assert p.returncode == 0, p.stderr
     t = pd.read_csv(out)
     for m in ("base", "norm-sub"):

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _cli import ldpopt, one_line_error
+from _cli import ldpopt, main_in_process, one_line_error
 from ldpopt.experiments import run
 from ldpopt.experiments.coverage_report import BAND_ORDER, coverage_markdown, coverage_report
 
@@ -107,8 +107,9 @@ def test_cli_prints_the_same_tables(quick_run):
     assert p.stdout.strip() == coverage_report("ext_uncertainty_coverage", quick=True, root=root,
                                                by=("oracle", "method"), levels=[0.95]).strip()
     assert "| oracle | method |" in p.stdout and "Nominal 90 %" not in p.stdout
-    assert "by: columns" in one_line_error(ldpopt("experiment", "coverage-table", "ext_uncertainty_coverage",
-                                                  "--quick", "--out", root, "--by", "nope"))
+    # the refusal in this process (the same exit status and line, without a fresh interpreter's imports)
+    assert "by: columns" in one_line_error(main_in_process("experiment", "coverage-table", "ext_uncertainty_coverage",
+                                                           "--quick", "--out", root, "--by", "nope"))
 
 
 def test_band_summary_names_the_worst_cell():

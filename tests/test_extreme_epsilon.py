@@ -13,7 +13,7 @@ import pytest
 from ldpopt import Estimate, methods, oracles
 from ldpopt.methods import registry
 
-from _cli import ldpopt, one_line_error
+from _cli import ldpopt, main_in_process, one_line_error
 
 EPSILONS = (1e-3, 50.0, 709.0, 710.0, 1e6, 1e300)
 F = np.array([0.3, 0.2, 0.15, 0.1, 0.1, 0.1, 0.05, 0.0])
@@ -71,9 +71,9 @@ def test_cli_extreme_epsilon(tmp_path):
     counts.write_text("value,count\n" + "".join(f"{v},{c}\n" for v, c in enumerate([300, 200, 150, 0])))
     args = ["postprocess", "--counts", counts, "--oracle", "oue", "--n", "650"]
     for method in ("power", "mle-apx"):
-        line = one_line_error(ldpopt(*args, "--epsilon", "1e6", "--method", method))
+        line = one_line_error(main_in_process(*args, "--epsilon", "1e6", "--method", method))  # in this process
         assert line.startswith("ldpopt postprocess: error: --epsilon 1e+06: too large for oracle oue"), line
         assert "q = 0.0" in line, line
-    ok = ldpopt(*args, "--epsilon", "50", "--method", "power")
+    ok = ldpopt(*args, "--epsilon", "50", "--method", "power")  # the real command: its stderr as the user sees it
     assert ok.returncode == 0, ok.stderr
     assert "Warning" not in ok.stderr and "Traceback" not in ok.stderr, ok.stderr

@@ -1,6 +1,7 @@
 """The many-attributes pipeline from the command line (``ldpopt multi``) against the Python API, the
 ``linear`` constraint type of ``ldpopt solve``'s problem file, and their errors (one line naming the
-argument, exit status 2)."""
+argument, exit status 2). The first test runs the real entry point (a subprocess: exit status and
+the privacy line on stderr as the user sees them); the others call ``ldpopt.cli.main`` in this process."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from _cli import ldpopt
+from _cli import ldpopt, main_in_process
 
 from ldpopt import multi, oracles
 from ldpopt.cli import main
@@ -58,8 +59,8 @@ def test_multi_command_is_the_api(tuples_csv, tmp_path):
 
 def test_multi_command_one_way_protocols(tuples_csv):
     path, data = tuples_csv
-    proc = ldpopt("multi", "--tuples", path, "--epsilon", 1, "--protocol", "rsfd", "--oracle", "grr", "--seed", 2,
-                  "--post", "none", "--json")
+    proc = main_in_process("multi", "--tuples", path, "--epsilon", 1, "--protocol", "rsfd", "--oracle", "grr",
+                           "--seed", 2, "--post", "none", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     est = multi.rsfd(data.domains, 1.0, "grr").simulate(data, 2)
@@ -84,7 +85,7 @@ def test_multi_command_errors_name_the_argument(tuples_csv, args, word, capsys):
 
 
 def _error(capsys, *argv) -> str:
-    """Run the command in this process (the subprocess tests above cover the entry point): exit status
+    """Run the command in this process (the subprocess test above covers the entry point): exit status
     2 and one line on stderr; return it."""
     assert main([str(a) for a in argv]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
@@ -127,8 +128,8 @@ def test_solve_linear_rows_inline_and_from_a_file(counts_csv):
         prob = folder / "p.toml"
         prob.write_text(f'objective = "cls"\n[[constraints]]\ntype = "simplex"\n[[constraints]]\ntype = "linear"\n'
                         f'{spec}\nrhs = [0.0, 0.3]\n')
-        proc = ldpopt("solve", "--counts", folder / "c.csv", "--oracle", "oue", "--epsilon", 1, "--n", 10000,
-                      "--problem", prob, "--json")
+        proc = main_in_process("solve", "--counts", folder / "c.csv", "--oracle", "oue", "--epsilon", 1,
+                               "--n", 10000, "--problem", prob, "--json")
         assert proc.returncode == 0, proc.stderr
         f = np.array(json.loads(proc.stdout)["data"]["f"])
         np.testing.assert_allclose(f, want.f, atol=1e-9, rtol=0)

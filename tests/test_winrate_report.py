@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from _cli import ldpopt, one_line_error
+from _cli import ldpopt, main_in_process, one_line_error
 from scipy.special import rel_entr
 from scipy.stats import wasserstein_distance
 
@@ -87,7 +87,9 @@ def test_quick_ldpcube_grid_through_the_cli(tmp_path):
     assert set(t["method"]) == {"base", "base-pos", "norm", "norm-cut", "norm-mul", "norm-sub", "power", "power-ns"}
     assert np.isfinite(t["value"]).all()
     assert (t.loc[t["metric"] != "kl", "value"] >= 0).all()  # LDP³'s masked KL of an unnormalised f' can be < 0
-    p = ldpopt("experiment", "winrate", "ldpcube_grid", "--quick", "--out", root, "--metric", "emd")
+    # the run above through the real entry point; the report and the refusal in this process (the same
+    # output and exit status, without a fresh interpreter's imports)
+    p = main_in_process("experiment", "winrate", "ldpcube_grid", "--quick", "--out", root, "--metric", "emd")
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == winrate_report("ldpcube_grid", quick=True, root=root, metrics=["emd"]).strip()
     assert "**emd**" in p.stdout and "**l1**" not in p.stdout
@@ -100,4 +102,4 @@ def test_quick_ldpcube_grid_through_the_cli(tmp_path):
         shown = float(c.replace("**", "").split("±")[0])
         assert shown == pytest.approx(round(100 * ref[("oue", "emd", m)] / 3), abs=0.5)
     assert "metrics: ['nope'] not in the results" in one_line_error(
-        ldpopt("experiment", "winrate", "ldpcube_grid", "--quick", "--out", root, "--metric", "nope"))
+        main_in_process("experiment", "winrate", "ldpcube_grid", "--quick", "--out", root, "--metric", "nope"))
