@@ -174,6 +174,46 @@ class CountCovariance:
     how: str
     moments: ReportMoments | None = None
 
+    @classmethod
+    def of_moments(cls, moments: ReportMoments, n: int, d: int, how: str) -> CountCovariance:
+        """The covariance of a general channel, stated by its reports' ``moments`` alone (no pair form:
+        κ, A, B are NaN; no added noise), for ``n`` users on the channel's ``d`` values.
+
+        Parameters
+        ----------
+        moments : ReportMoments
+            The channel's report moments.
+        n : int
+            Users, >= 1.
+        d : int
+            The domain size asked for; must be the channel's.
+        how : str
+            What the covariance is, for messages.
+
+        Returns
+        -------
+        CountCovariance
+
+        Raises
+        ------
+        ValueError
+            If n is not an integer >= 1 or d is not the channel's domain size.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from ldpopt.noise import ChannelMoments, CountCovariance
+        >>> c = CountCovariance.of_moments(ChannelMoments(np.eye(2), np.eye(2)), 10, 2, "exact")
+        >>> c.variance([0.5, 0.5]).tolist(), c.pair
+        ([0.0, 0.0], None)
+        """
+        from ._validation import check_n
+
+        n = check_n(n, "n")
+        if int(d) != moments.d:
+            raise ValueError(f"d must be the oracle's domain size {moments.d}, got {d!r}")
+        return cls(kappa=math.nan, A=math.nan, B=math.nan, pair=None, noise_var=0.0, n=n, how=how, moments=moments)
+
     @property
     def e(self) -> float:
         """:math:`V/n^2`: the added noise's variance on the frequency scale.

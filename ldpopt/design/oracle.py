@@ -307,11 +307,7 @@ class DesignedOracle(FrequencyOracle):
         >>> round(float(o.count_covariance(100, 3).variance([0.5, 0.3, 0.2])[0]), 6)
         0.0125
         """
-        n = check_n(n, "n")
-        if int(d) != self.d:
-            raise ValueError(f"d must be the oracle's domain size {self.d}, got {d!r}")
-        return CountCovariance(kappa=math.nan, A=math.nan, B=math.nan, pair=None, noise_var=0.0, n=n,
-                               how="the channel's exact covariance", moments=self._moments)
+        return CountCovariance.of_moments(self._moments, n, d, "the channel's exact covariance")
 
     def covariance(self, f, n: int) -> np.ndarray:
         r"""Exact Cov of the estimate V·y/n for n users of frequencies f (each user's value fixed):

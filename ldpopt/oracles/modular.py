@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import lsmr
 
-from .._validation import as_generator, check_n, check_values
+from .._validation import as_generator, check_values
 from ..estimate import Estimate
 from ..noise import CountCovariance, ReportMoments
 from .base import FrequencyOracle
@@ -357,11 +357,7 @@ class MSS(FrequencyOracle):
         >>> bool(np.all(c.variance(np.full(10, 0.1)) > 0)), c.pair
         (True, None)
         """
-        n = check_n(n, "n")
-        if int(d) != self.d:
-            raise ValueError(f"d must be the oracle's domain size {self.d}, got {d!r}")
-        return CountCovariance(kappa=math.nan, A=math.nan, B=math.nan, pair=None, noise_var=0.0, n=n,
-                               how="the reports' exact moments", moments=self._moments)
+        return CountCovariance.of_moments(self._moments, n, d, "the reports' exact moments")
 
     def variance(self, f, n: int) -> np.ndarray:
         """Exact Var of each f̂_v (:meth:`count_covariance`'s), f broadcast to (d,).
