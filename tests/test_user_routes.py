@@ -311,3 +311,36 @@ def test_auto_multiplier_from_the_form_is_cvxpys(seed, kind, scale, w):
     assert getattr(pr.objective, "form", None) is not None  # recognised: the form's K was used
     ref = _auto_multiplier(func(pr.f, est), pr.x, pr.scale, d)
     assert pr.multiplier == pytest.approx(ref, rel=1e-9)
+
+
+@settings(max_examples=examples(12), deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), w=st.sampled_from([1e-9, 1e-7, 1e-5, 1e-3]),
+       scale=st.sampled_from([None, 0.01, 3.0]))
+def test_auto_multiplier_of_a_nearly_linear_objective_caps_its_slopes(seed, w, scale):
+    """A linear term plus a faint curvature (``c @ f + w * ‖f − p‖²``, w down to 1e-9): the curvature
+    alone gives K = 2/(κ s²) = 1/(w s²), slopes of 10⁸ and more per coordinate of x. Where
+    K s² > 10³, the automatic K is at most 100 over the largest slope of J in x's units at the centre
+    1/d (its gradient written here in numpy: s·(c + 2w(1/d − p))); elsewhere it is the curvature's.
+    The solve returns the reference optimum either way (cvxpy + Clarabel at 1e-10 on the problem as
+    written)."""
+    from ldpopt.problems.objectives.base import MAX_SLOPE, NEARLY_LINEAR
+
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(5, 40))
+    est = oue_counts(d, 20_000, seed=seed % 1000)
+    c, p = rng.standard_normal(d), rng.dirichlet(np.ones(d))
+    func = lambda f, e: c @ f + w * cp.sum_squares(f - p)  # noqa: E731
+    pr = Problem(est, func, [Simplex()], scale=scale)
+    slope = pr.scale * np.max(np.abs(c + 2 * w * (1.0 / d - p)))
+    curvature_k = 1.0 / (w * pr.scale ** 2)  # 2/(κ s²) with κ = 2w
+    if curvature_k * pr.scale ** 2 > NEARLY_LINEAR * (1 + 1e-6):
+        assert pr.multiplier == pytest.approx(min(curvature_k, MAX_SLOPE / slope), rel=1e-5)
+    elif curvature_k * pr.scale ** 2 < NEARLY_LINEAR * (1 - 1e-6):
+        assert pr.multiplier == pytest.approx(curvature_k, rel=1e-5)
+    sol = pr.solve()
+    g = cp.Variable(d)
+    cp.Problem(cp.Minimize(c @ g + w * cp.sum_squares(g - p)), [g >= 0, cp.sum(g) == 1]).solve(
+        solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    ref = c @ g.value + w * np.sum((g.value - p) ** 2)
+    assert sol.status in ("optimal", "optimal_unverified")
+    assert c @ sol.f + w * np.sum((sol.f - p) ** 2) == pytest.approx(ref, abs=1e-7)
