@@ -4,6 +4,7 @@ Notes: docs/notes/problems.md, "ldpopt.problems.objectives.recognise".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -12,21 +13,30 @@ import numpy as np
 from cvxpy.atoms.affine.add_expr import AddExpression
 from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
 from cvxpy.atoms.affine.cumsum import cumsum
-from cvxpy.atoms.affine.index import index
+from cvxpy.atoms.affine.hstack import Hstack
+from cvxpy.atoms.affine.index import index, special_index
 from cvxpy.atoms.affine.promote import Promote
 from cvxpy.atoms.affine.reshape import reshape
 from cvxpy.atoms.affine.sum import Sum
 from cvxpy.atoms.affine.unary_operators import NegExpression
 from cvxpy.atoms.elementwise.abs import abs as abs_
+from cvxpy.atoms.elementwise.entr import entr
+from cvxpy.atoms.elementwise.exp import exp as exp_
 from cvxpy.atoms.elementwise.huber import huber
+from cvxpy.atoms.elementwise.kl_div import kl_div
+from cvxpy.atoms.elementwise.log import log as log_
+from cvxpy.atoms.elementwise.logistic import logistic
 from cvxpy.atoms.elementwise.maximum import maximum
 from cvxpy.atoms.elementwise.power import Power, is_power2
+from cvxpy.atoms.elementwise.rel_entr import rel_entr
 from cvxpy.atoms.geo_mean import GeoMean
+from cvxpy.atoms.log_sum_exp import log_sum_exp
 from cvxpy.atoms.max import max as max_
 from cvxpy.atoms.norm1 import norm1
 from cvxpy.atoms.pnorm import Pnorm, PnormApprox
+from cvxpy.atoms.quad_form import QuadForm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
-from scipy.special import expit, xlogy
+from scipy.special import expit, logsumexp, xlogy
 
 from .finite import refuse_non_finite
 from .polyhedral import max_pieces
@@ -1211,10 +1221,15 @@ def numpy_grad(expr, x, xval: np.ndarray) -> np.ndarray | None:
     sign(0) = 0 for ``abs`` and ``norm1``, the first argument attaining a ``maximum``, 0 for a
     p-norm at 0), applied to a vector instead of formed as a sparse matrix. ``x`` itself is not
     read or set (``xval`` stands for its value). None where the expression holds a node outside the
-    class written here (sums, negations, promotions, ``sum``, slices, products and quotients with
-    constants, ``quad_over_lin`` / ``sum_squares``, ``power``, ``huber``, ``abs``, ``maximum`` of two,
-    ``max``, ``cumsum`` of a vector, ``norm1``, p-norms with p > 1, ``geo_mean`` of a vector), another variable, or a point where cvxpy's gradient is undefined
-    (``power`` or ``quad_over_lin`` outside their domains, ``geo_mean`` where an entry is ≤ 0): the caller then asks :func:`cvxpy_grad`.
+    class written here (sums, negations, promotions, ``sum`` along any one axis, slices and
+    integer-array indexing, ``reshape``, ``hstack`` of vectors, products and quotients with
+    constants, ``quad_over_lin`` / ``sum_squares``, ``quad_form`` with a constant matrix, ``power``,
+    ``huber``, ``abs``, ``maximum`` (a constant broadcast, as ``pos``), ``max``, ``cumsum`` of a
+    vector, ``norm1``, p-norms with p > 1, ``geo_mean`` of a vector, ``log_sum_exp`` of all entries,
+    ``entr``, ``kl_div``, ``rel_entr``, ``exp``, ``log``, ``logistic``), another variable, or a point
+    where cvxpy's gradient is undefined (``power`` or ``quad_over_lin`` outside their domains,
+    ``geo_mean``, ``entr``, ``log``, ``kl_div`` or ``rel_entr`` where an entry is ≤ 0): the caller
+    then asks :func:`cvxpy_grad`.
     The same values as cvxpy's to float64 rounding (the products are summed in another order; tests/
     test_check_cvxpy_grad.py); the check of CLS + 10⁻²‖f − p‖₂ at d = 100 spent ~3 ms per call in the
     sparse chain rule, ~0.1 ms here."""
@@ -1229,18 +1244,43 @@ def numpy_grad(expr, x, xval: np.ndarray) -> np.ndarray | None:
     return g.ravel(order="F")
 
 
+#: the elementwise atoms of one argument written by their derivative in numpy, None where cvxpy's
+#: gradient is undefined (an entry ≤ 0 for the logarithm's family, as cvxpy's ``_grad``)
+_UNARY: dict[type, Callable[[np.ndarray], np.ndarray | None]] = {
+    entr: lambda v: None if np.min(v) <= 0 else -np.log(v) - 1.0,
+    log_: lambda v: None if np.min(v) <= 0 else 1.0 / v,
+    exp_: np.exp,
+    logistic: lambda v: np.exp(v - np.logaddexp(0, v)),
+}
+#: the elementwise atoms of two arguments (x, y), their two partial derivatives, None where either
+#: argument has an entry ≤ 0 (cvxpy's ``_grad``)
+_BINARY: dict[type, Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray] | None]] = {
+    kl_div: lambda x, y: None if np.min(x) <= 0 or np.min(y) <= 0 else (np.log(x / y), 1.0 - x / y),
+    rel_entr: lambda x, y: None if np.min(x) <= 0 or np.min(y) <= 0 else (np.log(x / y) + 1.0, -x / y),
+}
+
+
 def _supported(node) -> bool:
     kind = type(node)
-    if kind in (AddExpression, NegExpression, Promote, multiply, MulExpression, DivExpression, index, abs_, huber):
+    if kind in (AddExpression, NegExpression, Promote, multiply, MulExpression, DivExpression, index, special_index,
+                abs_, huber, reshape) or kind in _UNARY:
         return True
-    if kind in (Sum, norm1, Pnorm, PnormApprox, quad_over_lin, max_):
+    if kind in (norm1, Pnorm, PnormApprox, quad_over_lin, max_, log_sum_exp):
         return getattr(node, "axis", None) is None
+    if kind is Sum:
+        return node.axis is None or isinstance(node.axis, int)
     if kind is cumsum:
         return node.args[0].ndim == 1
+    if kind is Hstack:
+        return all(a.ndim <= 1 for a in node.args)
+    if kind is QuadForm:
+        return node.args[1].is_constant() and node.args[0].ndim <= 1
+    if kind in _BINARY:
+        return all(a.shape == node.shape for a in node.args)
     if isinstance(node, GeoMean):
         return getattr(node, "axis", None) is None and node.args[0].ndim <= 1
     if kind is maximum:
-        return len(node.args) == 2 and all(a.shape == node.shape for a in node.args)
+        return all(a.shape == node.shape for a in node.args if not a.is_constant())
     return isinstance(node, Power)
 
 
@@ -1292,10 +1332,40 @@ def _backward(node, adj, x, vals, g) -> None:
             _backward(a, _reduce_to(adj, a.shape), x, vals, g)
     elif kind is NegExpression:
         _backward(args[0], -adj, x, vals, g)
+    elif kind is Sum and node.axis is not None:  # the adjoint spread back along the summed axis
+        a = args[0]
+        spread = np.asarray(adj) if node.keepdims else np.expand_dims(np.asarray(adj), node.axis)
+        _backward(a, np.broadcast_to(spread, a.shape), x, vals, g)
     elif kind is Promote or kind is Sum:
         a = args[0]
         _backward(a, np.broadcast_to(np.sum(adj), a.shape) if kind is Promote else np.full(a.shape, float(adj)),
                   x, vals, g)
+    elif kind is reshape:  # the same entries in the same order: the adjoint reshaped back
+        _backward(args[0], np.reshape(np.asarray(adj), args[0].shape, order=node.order), x, vals, g)
+    elif kind is Hstack:  # vectors (and scalars) laid end to end: the adjoint cut back into them
+        flat, at = np.ravel(np.asarray(adj)), 0
+        for a in args:
+            n = max(a.size, 1)
+            _backward(a, flat[at:at + n].reshape(a.shape), x, vals, g)
+            at += n
+    elif kind in _UNARY:
+        d1 = _UNARY[kind](np.asarray(val(args[0]), dtype=np.float64))
+        if d1 is None:
+            raise _Outside  # cvxpy's grad is None there
+        _backward(args[0], adj * d1, x, vals, g)
+    elif kind in _BINARY:
+        got = _BINARY[kind](*(np.asarray(val(a), dtype=np.float64) for a in args))
+        if got is None:
+            raise _Outside
+        for a, d1 in zip(args, got):
+            _backward(a, adj * d1, x, vals, g)
+    elif kind is log_sum_exp:  # the softmax of all entries
+        v = np.asarray(val(args[0]), dtype=np.float64)
+        _backward(args[0], float(adj) * np.exp(v - logsumexp(v)), x, vals, g)
+    elif kind is QuadForm:  # (P + Pᵀ)·v with P constant, as cvxpy's
+        v = np.asarray(val(args[0]), dtype=np.float64)
+        P = _dense(val(args[1]))
+        _backward(args[0], float(adj) * ((P + P.T) @ v.ravel(order="F")).reshape(v.shape, order="F"), x, vals, g)
     elif kind is multiply or kind is MulExpression or kind is DivExpression:
         left, right = args
         if kind is DivExpression:
@@ -1317,7 +1387,7 @@ def _backward(node, adj, x, vals, g) -> None:
             _backward(e, adj * np.asarray(c, dtype=np.float64), x, vals, g)
         else:
             raise _Outside
-    elif kind is index:  # the positions it reads, by cvxpy's own indexing of their numbers (F order)
+    elif kind is index or kind is special_index:  # the positions it reads, by cvxpy's own indexing of their numbers
         a = args[0]
         pos = np.asarray(node.numeric([np.arange(a.size).reshape(a.shape, order="F")]), dtype=np.intp)
         out = np.zeros(a.size)
