@@ -470,17 +470,15 @@ def _slope_capped(k: float, expr, x, centre: np.ndarray, scale: float) -> float:
     where Clarabel fails and the chain falls to SCS (measured at d = 100: K = 8·10⁹ failed; K from 1
     to 10⁵, slopes up to 3·10³, all solved by Clarabel at once). The cap leaves slopes of at most
     100, those of the built-in CLS where the estimate lies 50 units s from the centre. cvxpy's
-    gradient (ldpopt's chain rule) is read only in this case; where it is undefined, K is left as
+    gradient is read only in this case; where it is undefined, K is left as
     the curvature gives it."""
     if not (k * scale * scale > NEARLY_LINEAR):
         return k
-    from .recognise import cvxpy_grad
-
     saved = x.value
     try:
         x.value = centre
         with np.errstate(all="ignore"):
-            g = cvxpy_grad(expr, {}).get(x)
+            g = expr.grad.get(x)
         slope = float(np.max(np.abs(g.toarray() if hasattr(g, "toarray") else np.asarray(g)))) if g is not None else np.nan
     except Exception:  # noqa: BLE001 - no gradient to read: the curvature's K stands
         return k
