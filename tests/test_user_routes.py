@@ -344,3 +344,39 @@ def test_auto_multiplier_of_a_nearly_linear_objective_caps_its_slopes(seed, w, s
     ref = c @ g.value + w * np.sum((g.value - p) ** 2)
     assert sol.status in ("optimal", "optimal_unverified")
     assert c @ sol.f + w * np.sum((sol.f - p) ** 2) == pytest.approx(ref, abs=1e-7)
+
+
+@settings(max_examples=examples(6), deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), outer=st.sampled_from(["norm1", "abs", "max", "huber"]))
+def test_a_dense_running_sum_is_left_to_the_cvxpy_chain(seed, outer):
+    """A polyhedral or quadratic term of ``cumsum`` over m values reads a triangle of m(m + 1)/2
+    Jacobian entries (50 million at m = 10⁴, seconds of cvxpy's sparse algebra at construction and
+    again in the check). Past the budget (lowered here so that d = 30 crosses it), recognition declines
+    with the reason, the problem goes to the cvxpy chain, and its answer is the reference (cvxpy +
+    Clarabel at 1e-10 on the problem as written)."""
+    import ldpopt.problems.objectives.recognise as rec
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rec, "_DENSE_CUMSUM", 100)
+        _dense_running_sum_case(seed, outer)
+
+
+def _dense_running_sum_case(seed, outer):
+    rng = np.random.default_rng(seed)
+    d = 30
+    est = oue_counts(d, 20_000, seed=seed % 1000)
+    w = float(rng.choice([1e-3, 1e-2, 1e-1]))
+    q = np.cumsum(rng.dirichlet(np.ones(d)))
+    atom = {"norm1": lambda u: cp.norm1(u), "abs": lambda u: cp.sum(cp.abs(u)), "max": lambda u: cp.max(u),
+            "huber": lambda u: cp.sum(cp.huber(u, 0.05))}[outer]
+    func = lambda f, e: cp.sum_squares(f - e.f_tilde) + w * atom(cp.cumsum(f) - q)  # noqa: E731
+    with pytest.raises(NotRecognised, match="running sum over 30 values"):
+        recognise(func, est)
+    pr = Problem(est, func, [Simplex()])
+    assert "running sum over 30 values" in pr.objective_route
+    sol = pr.solve()
+    g = cp.Variable(d)
+    ft = np.asarray(est.f_tilde, float)
+    cp.Problem(cp.Minimize(cp.sum_squares(g - ft) + w * atom(cp.cumsum(g) - q)), [g >= 0, cp.sum(g) == 1]).solve(
+        solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    assert np.max(np.abs(sol.f - g.value)) < 1e-6

@@ -897,11 +897,24 @@ def _jacobian(arg, f, d):
             A.sum_duplicates()
             A.eliminate_zeros()
         else:
-            jac = cvxpy_grad(arg, {}).get(f)  # cvxpy's grad, the common affine nodes without cvxcore
+            got = affine_jacobians(arg) if arg.variables() else None
+            if got is None and (m := _longest_running_sum(arg)) * (m + 1) // 2 > _DENSE_CUMSUM:
+                raise NotRecognised(f"the rows of {_show(arg)} hold a running sum over {m} values, "
+                                    f"a dense triangle of {m * (m + 1) // 2:,} entries: left to the cvxpy chain")
+            jac = got.get(f) if got is not None else cvxpy_grad(arg, {}).get(f)  # cvxpy's grad, the common affine nodes without cvxcore
             A = sp.csr_array((arg.size, d)) if jac is None else sp.csr_array(jac).T.tocsr()
     finally:
         set_value(f, saved)
     return A, b
+
+
+def _longest_running_sum(e) -> int:
+    """The length of the longest ``cumsum`` argument in the expression tree of ``e`` (0: none): the
+    side of the triangular Jacobian it contributes where all its rows are read."""
+    from cvxpy.atoms.affine.cumsum import cumsum
+
+    here = e.args[0].size if type(e) is cumsum else 0
+    return max([here, *(_longest_running_sum(a) for a in getattr(e, "args", ()))])
 
 
 def _affine_rows(e, f, d):
