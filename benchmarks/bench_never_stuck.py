@@ -11,6 +11,10 @@ Cases (one repetition each: an escape or a hang is a yes/no, a time limit a boun
 - ``worker-cost``: the worker's start, and a call through it and through a direct fork (10 calls).
 - ``cumsum-limit``: CLS + five ``cp.cumsum`` rows, a 1 s limit, at the d given by ``--cumsum-d``
   (default 2,000): the call's wall clock against limit + max(1 s, 10 %).
+- ``infball-limit``: the simplex and a user ℓ∞ ball ``cp.norm(f − c, "inf") <= r`` around a point of
+  the simplex, CLS, a 3 s limit, at the same d: the same bound.
+- ``cumsum-objective-limit``: ``c @ f + 0.01·norm1(cumsum(f))`` (a running sum in the objective), a
+  3 s limit, at the same d: the same bound.
 
 Run: ``PYTHONPATH=. python benchmarks/bench_never_stuck.py --tree . --label after`` and
 ``--tree /path/to/older/checkout --label before``; results merged into
@@ -106,6 +110,29 @@ s = Problem(est, "cls", [Simplex(), lambda f, e: cp.cumsum(f)[ks] <= (ks + 1) / 
 w = time.perf_counter() - t
 report(d=d, limit=limit, seconds=w, status=s.status, solver=s.solver, within=w <= limit + max(1.0, 0.1 * limit))
 """,
+    "infball-limit": """
+import sys
+d = int(sys.argv[1]); limit = 3.0
+rng = np.random.default_rng(1)
+est = ldpopt.oracles.get("grr", 2.0, d).simulate(rng.multinomial(10 * d, rng.dirichlet(np.ones(d))), rng=0)
+c = rng.dirichlet(np.ones(d))
+t = time.perf_counter()
+s = Problem(est, "cls", [Simplex(), lambda f, e: cp.norm(f - c, "inf") <= 0.5 / d]).solve(time_limit=limit,
+                                                                                          progress=False)
+w = time.perf_counter() - t
+report(d=d, limit=limit, seconds=w, status=s.status, solver=s.solver, within=w <= limit + max(1.0, 0.1 * limit))
+""",
+    "cumsum-objective-limit": """
+import sys
+d = int(sys.argv[1]); limit = 3.0
+rng = np.random.default_rng(2)
+est = ldpopt.oracles.get("grr", 2.0, d).simulate(rng.multinomial(10 * d, rng.dirichlet(np.ones(d))), rng=0)
+cost = rng.standard_normal(d)
+t = time.perf_counter()
+s = Problem(est, lambda f, e: cost @ f + 0.01 * cp.norm1(cp.cumsum(f))).solve(time_limit=limit, progress=False)
+w = time.perf_counter() - t
+report(d=d, limit=limit, seconds=w, status=s.status, solver=s.solver, within=w <= limit + max(1.0, 0.1 * limit))
+""",
 }
 
 
@@ -131,7 +158,7 @@ def parser():
     ap.add_argument("--label", default="after", help="the column the results are merged under")
     ap.add_argument("--cases", nargs="*", default=list(CASES), help="which cases (default: all)")
     ap.add_argument("--case-timeout", type=float, default=120.0, help="seconds before a case is killed")
-    ap.add_argument("--cumsum-d", type=int, default=2000, help="d of the cumsum-limit case")
+    ap.add_argument("--cumsum-d", type=int, default=2000, help="d of the cases with a time limit (cumsum-limit, infball-limit, cumsum-objective-limit)")
     return ap
 
 
