@@ -319,10 +319,10 @@ def test_auto_multiplier_from_the_form_is_cvxpys(seed, kind, scale, w):
 def test_auto_multiplier_of_a_nearly_linear_objective_caps_its_slopes(seed, w, scale):
     """A linear term plus a faint curvature (``c @ f + w * ‖f − p‖²``, w down to 1e-9): the curvature
     alone gives K = 2/(κ s²) = 1/(w s²), slopes of 10⁸ and more per coordinate of x. Where
-    K s² > 10³, the automatic K is at most 100 over the largest slope of J in x's units at the centre
-    1/d (its gradient written here in numpy: s·(c + 2w(1/d − p))); elsewhere it is the curvature's.
-    The solve returns the reference optimum either way (cvxpy + Clarabel at 1e-10 on the problem as
-    written)."""
+    K s² > 10³, the automatic K brings the root-mean-square slope of K·J per coordinate of x at the
+    centre 1/d (its gradient written here in numpy: s·(c + 2w(1/d − p))) to 100 within a factor 3
+    (unless the curvature's K is already below that); elsewhere it is the curvature's. The solve
+    returns the reference optimum either way (cvxpy + Clarabel at 1e-10 on the problem as written)."""
     from ldpopt.problems.objectives.base import MAX_SLOPE, NEARLY_LINEAR
 
     rng = np.random.default_rng(seed)
@@ -331,10 +331,12 @@ def test_auto_multiplier_of_a_nearly_linear_objective_caps_its_slopes(seed, w, s
     c, p = rng.standard_normal(d), rng.dirichlet(np.ones(d))
     func = lambda f, e: c @ f + w * cp.sum_squares(f - p)  # noqa: E731
     pr = Problem(est, func, [Simplex()], scale=scale)
-    slope = pr.scale * np.max(np.abs(c + 2 * w * (1.0 / d - p)))
+    rms = pr.scale * float(np.sqrt(np.mean((c + 2 * w * (1.0 / d - p)) ** 2)))
     curvature_k = 1.0 / (w * pr.scale ** 2)  # 2/(κ s²) with κ = 2w
     if curvature_k * pr.scale ** 2 > NEARLY_LINEAR * (1 + 1e-6):
-        assert pr.multiplier == pytest.approx(min(curvature_k, MAX_SLOPE / slope), rel=1e-5)
+        assert pr.multiplier <= curvature_k * (1 + 1e-6)
+        assert pr.multiplier * rms <= 3 * MAX_SLOPE
+        assert pr.multiplier * rms >= MAX_SLOPE / 3 or pr.multiplier == pytest.approx(curvature_k, rel=1e-6)
     elif curvature_k * pr.scale ** 2 < NEARLY_LINEAR * (1 - 1e-6):
         assert pr.multiplier == pytest.approx(curvature_k, rel=1e-5)
     sol = pr.solve()
@@ -347,7 +349,7 @@ def test_auto_multiplier_of_a_nearly_linear_objective_caps_its_slopes(seed, w, s
 
 
 @settings(max_examples=examples(6), deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), outer=st.sampled_from(["norm1", "abs", "max", "huber"]))
+@given(seed=st.integers(0, 2**31 - 1), outer=st.sampled_from(["norm1", "abs", "max", "squares"]))
 def test_a_dense_running_sum_is_left_to_the_cvxpy_chain(seed, outer):
     """A polyhedral or quadratic term of ``cumsum`` over m values reads a triangle of m(m + 1)/2
     Jacobian entries (50 million at m = 10⁴, seconds of cvxpy's sparse algebra at construction and
@@ -368,7 +370,7 @@ def _dense_running_sum_case(seed, outer):
     w = float(rng.choice([1e-3, 1e-2, 1e-1]))
     q = np.cumsum(rng.dirichlet(np.ones(d)))
     atom = {"norm1": lambda u: cp.norm1(u), "abs": lambda u: cp.sum(cp.abs(u)), "max": lambda u: cp.max(u),
-            "huber": lambda u: cp.sum(cp.huber(u, 0.05))}[outer]
+            "squares": lambda u: cp.sum_squares(u)}[outer]
     func = lambda f, e: cp.sum_squares(f - e.f_tilde) + w * atom(cp.cumsum(f) - q)  # noqa: E731
     with pytest.raises(NotRecognised, match="running sum over 30 values"):
         recognise(func, est)

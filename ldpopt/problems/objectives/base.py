@@ -423,68 +423,79 @@ def _form_total(form):
 
 def _auto_multiplier(expr, x, scale: float, d: int, total=None) -> float:
     """K = 2/(κ s²) from the curvature κ of ``expr`` along the all-ones direction at 1/d (see
-    :class:`UserObjective`); 1.0 when that is not a curvature. ``total``: J(f) in numpy where the
-    expression was recognised (its form's ``total``, the same J), read at the same four points
-    instead of cvxpy's evaluation of the expression tree (~0.2 ms each at d = 100); cvxpy's where it
-    raises. Any K > 0 is a valid multiplier (the problem is J·K, the duals are divided by it)."""
+    :class:`UserObjective`), capped where that makes J nearly linear (:func:`_slope_capped`); 1.0
+    when κ is not a curvature. ``total``: J(f) in numpy where the expression was recognised (its
+    form's ``total``, the same J), read at the same points instead of cvxpy's evaluation of the
+    expression tree (~0.2 ms each at d = 100); cvxpy's where it raises. Any K > 0 is a valid
+    multiplier (the problem is J·K, the duals are divided by it)."""
     h = 1.0 / (4 * d)
-    points = [np.full(d, (1.0 / d + t * h) / scale) for t in (-1, 0, 1, 2)]
+    centre = np.full(d, 1.0 / d)
     if total is not None:
         try:
             with np.errstate(all="ignore"):
-                js = [float(total(p * scale)) for p in points]
-        except Exception:  # noqa: BLE001 - cvxpy's evaluation below decides
-            js = None
-        if js is not None:
-            return _slope_capped(_multiplier_from(js[0], js[1], js[2], js[3], d, h, scale), expr, x, points[1], scale)
+                total(centre)
+            return _measured(lambda f: float(total(f)), centre, h, d, scale)
+        except Exception:  # noqa: BLE001, S110 - cvxpy's evaluation below decides
+            pass
     saved = x.value
 
-    def at(p):
-        x.value = p
+    def at(f):
+        x.value = f / scale
         v = expr.value
         return float(v) if v is not None else np.nan
 
     try:
-        with np.errstate(all="ignore"):
-            jm, j0, jp, j2 = (at(p) for p in points)
+        return _measured(at, centre, h, d, scale)
     # whatever a callable cvxpy cannot evaluate at a point raises (parameters without values, ...): K = 1
     except Exception:  # noqa: BLE001 - any failure to evaluate means no curvature to measure
         return 1.0
     finally:
         x.value = saved
-    return _slope_capped(_multiplier_from(jm, j0, jp, j2, d, h, scale), expr, x, points[1], scale)
+
+
+def _measured(J, centre: np.ndarray, h: float, d: int, scale: float) -> float:
+    """K from J (frequency units) at the centre 1/d + t·h·1, t = −1, 0, 1, 2, then capped
+    (:func:`_slope_capped`)."""
+    with np.errstate(all="ignore"):
+        jm, j0, jp, j2 = (J(centre + t * h) for t in (-1.0, 0.0, 1.0, 2.0))
+        k = _multiplier_from(jm, j0, jp, j2, d, h, scale)
+        return _slope_capped(k, J, centre, h, d, scale)
 
 
 #: K·s² above which the slope is read too (:func:`_slope_capped`): a user-written CLS has 1, the
 #: built-ins 1 to d
 NEARLY_LINEAR = 1e3
-#: the largest slope per coordinate of x that a capped K leaves (:func:`_slope_capped`)
+#: the largest root-mean-square slope per coordinate of x that a capped K leaves (:func:`_slope_capped`)
 MAX_SLOPE = 100.0
+#: the sign patterns along which :func:`_slope_capped` reads the slope (fixed: the same K every time)
+SLOPE_DIRECTIONS = 16
 
 
-def _slope_capped(k: float, expr, x, centre: np.ndarray, scale: float) -> float:
-    r"""K at most :data:`MAX_SLOPE` :math:`/ \lVert \nabla_x J \rVert_\infty` at the centre, where
-    the curvature alone gives :math:`K s^2 >` :data:`NEARLY_LINEAR`. A nearly linear objective (a
-    linear term plus a faint curvature, e.g. ``c @ f + 1e-3 * log_sum_exp(f)``) has a tiny κ, and
-    :math:`2/(κ s^2)` then multiplies its linear part into slopes of 10⁷ and more per coordinate of x,
-    where Clarabel fails and the chain falls to SCS (measured at d = 100: K = 8·10⁹ failed; K from 1
-    to 10⁵, slopes up to 3·10³, all solved by Clarabel at once). The cap leaves slopes of at most
-    100, those of the built-in CLS where the estimate lies 50 units s from the centre. cvxpy's
-    gradient is read only in this case; where it is undefined, K is left as
+def _slope_capped(k: float, J, centre: np.ndarray, h: float, d: int, scale: float) -> float:
+    r"""K at most :data:`MAX_SLOPE` over J's root-mean-square slope per coordinate of x at the
+    centre, where the curvature alone gives :math:`K s^2 >` :data:`NEARLY_LINEAR`.
+
+    A nearly linear objective (a linear term plus a faint curvature, e.g. ``c @ f + 1e-3 *
+    log_sum_exp(f)``) has a tiny κ, and :math:`2/(κ s^2)` then multiplies its linear part into
+    slopes of 10⁷ and more per coordinate of x, where Clarabel fails and the chain falls to SCS
+    (measured at d = 100: K = 8·10⁹ failed; K from 1 to 10⁵, slopes up to 3·10³, all solved by
+    Clarabel at once). The slope is read from J alone, by central differences along
+    :data:`SLOPE_DIRECTIONS` fixed random sign patterns v (entries ±1, from seed 0):
+    :math:`D_k = (J(c + h v_k) - J(c - h v_k))/(2h) = \nabla J \cdot v_k` up to :math:`O(h^2)`, and
+    :math:`G = \sqrt{\mathrm{mean}_k D_k^2 / d}` estimates the gradient's root-mean-square entry
+    (:math:`D_k^2` has expectation :math:`\lVert \nabla J \rVert_2^2` over the signs; for a gradient
+    spread over many values :math:`\mathrm{mean}_k D_k^2` is about a :math:`\chi^2_{16}/16` multiple of
+    it, so G is within a factor 3 of that entry but for about 4 draws in 10⁶). No gradient is built,
+    so any atom cvxpy can evaluate is read the same way (cvxpy's ``grad`` of a long ``cumsum`` is a dense triangle, that of
+    ``norm_inf`` raises). The cap leaves :math:`K s G \le 100`, the slope of the built-in CLS where
+    the estimate lies 50 units s from the centre; where G is not finite and positive, K is left as
     the curvature gives it."""
     if not (k * scale * scale > NEARLY_LINEAR):
         return k
-    saved = x.value
-    try:
-        x.value = centre
-        with np.errstate(all="ignore"):
-            g = expr.grad.get(x)
-        slope = float(np.max(np.abs(g.toarray() if hasattr(g, "toarray") else np.asarray(g)))) if g is not None else np.nan
-    except Exception:  # noqa: BLE001 - no gradient to read: the curvature's K stands
-        return k
-    finally:
-        x.value = saved
-    return min(k, MAX_SLOPE / slope) if np.isfinite(slope) and slope > 0 else k
+    signs = np.random.default_rng(0).integers(0, 2, size=(SLOPE_DIRECTIONS, d)) * 2.0 - 1.0
+    slopes = np.array([(J(centre + h * v) - J(centre - h * v)) / (2 * h) for v in signs])
+    g = float(np.sqrt(np.mean(slopes * slopes) / d))
+    return min(k, MAX_SLOPE / (scale * g)) if np.isfinite(g) and g > 0 else k
 
 
 def _multiplier_from(jm: float, j0: float, jp: float, j2: float, d: int, h: float, scale: float) -> float:
