@@ -15,8 +15,8 @@ with ties, zeros or huge negative estimates), each drawn from seed ``--seed + i`
 clock's when not given: fresh families every run; the results file records it).
 
 Contenders, one call each per family and round (``--rounds``; the minimum CPU kept; three untimed warm-up families first) (:mod:`bench_offgrid`'s: ``PLAIN``, ``LIMIT``, ``timed``): ldpopt's
-whole call ``Problem(...)`` + ``.solve()`` and the plain cvxpy call at defaults for Clarabel, PIQP
-and OSQP (QPs only), SCS; cvxpy + Clarabel at 1e-10 is the reference. Time: CPU seconds of the
+whole call ``Problem(...)`` + ``.solve(time_limit=--call-limit)`` and the plain cvxpy call at defaults
+for Clarabel, PIQP and OSQP (QPs only), SCS, each with the same limit where the solver takes one; cvxpy + Clarabel at 1e-10 is the reference. Time: CPU seconds of the
 process and its children. **Valid** plain call: status ``optimal``, constraint violation ≤ 1e-6,
 and within 1e-6 of the reference (‖f − f_ref‖∞, or the objective within 1e-8 relative where the
 optimum is not unique, e.g. an LP). **ratio** = best valid plain CPU / ldpopt CPU (< 1: ldpopt
@@ -111,7 +111,7 @@ def measure(fam, call_limit: float, rounds: int = 1) -> dict:
 
     def ld_call():
         try:
-            return fam.ldpopt_problem().solve()
+            return fam.ldpopt_problem().solve(time_limit=call_limit, progress=False)
         except Exception as exc:  # noqa: BLE001 - a library exception escaping solve(): recorded, no ratio
             return exc
 
