@@ -45,15 +45,16 @@ def test_total_variation_stops_at_the_first_passing_answer_near_a_tight_referee(
 
 
 def test_a_feasible_interior_point_with_its_gap_certified_is_not_chased_by_first_order_solvers():
-    """The chain stops after an interior-point solver's answer whose only failure is stationarity
-    (feasible, duality gap within GAP_TOL) when only SCS / OSQP are left; not otherwise."""
-    from ldpopt.problems.check.verdict import GAP_TOL, Checks
+    """The chain stops after an interior-point solver's answer whose only failure is the KKT test with
+    one of its two parts passed (feasible; duality gap within GAP_TOL, or stationarity within
+    STATIONARITY_TOL) when only SCS / OSQP are left; not otherwise."""
+    from ldpopt.problems.check.verdict import GAP_TOL, STATIONARITY_TOL, Checks
     from ldpopt.problems.solvers.routes import first_order_cannot_do_better as _first_order_cannot_do_better
     from ldpopt.problems.solution import Solution
 
-    def answer(solver, failed, gap):
+    def answer(solver, failed, gap, stationarity=None):
         sol = Solution.failed(10, "inaccurate", solver, "user", "")
-        sol.checks = Checks(failed=list(failed), gap=gap)
+        sol.checks = Checks(failed=list(failed), gap=gap, stationarity=stationarity)
         return sol
 
     kkt = ["KKT not certified: stationarity 3.7e-02 > 1e-05, duality gap 2.0e-10 <= 1e-06"]
@@ -65,6 +66,12 @@ def test_a_feasible_interior_point_with_its_gap_certified_is_not_chased_by_first
                                                     2e-10), ("SCS",), None)  # infeasible too
     assert not _first_order_cannot_do_better(answer("SCS", kkt, 2e-10), ("OSQP",), None)  # not an interior point
     assert not _first_order_cannot_do_better(answer("CLARABEL", kkt, 2e-10), (), None)  # nothing left
+    gap_kkt = ["KKT not certified: stationarity 6.7e-07 <= 1e-05, duality gap 2.5e-04 > 1e-06"]
+    assert _first_order_cannot_do_better(answer("CLARABEL", gap_kkt, 2.5e-4, 6.7e-7), ("SCS",), None)
+    assert _first_order_cannot_do_better(answer("PIQP", gap_kkt, 2.5e-4, STATIONARITY_TOL), ("OSQP",), None)
+    assert not _first_order_cannot_do_better(answer("CLARABEL", gap_kkt, 2.5e-4, 10 * STATIONARITY_TOL), ("SCS",),
+                                             None)  # neither part passed
+    assert not _first_order_cannot_do_better(answer("CLARABEL", gap_kkt, 2.5e-4, 6.7e-7), ("PIQP", "SCS"), None)
 
 
 @settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
