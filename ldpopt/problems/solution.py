@@ -23,7 +23,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .check.verdict import Checks  # annotations only: the verdict sits above the answer it fills
 
-__all__ = ["Solution", "best_checked"]
+__all__ = ["Solution", "best_checked", "within_tolerance"]
 
 _MESSAGES = {
     "optimal": "solved to the solver's tolerances",
@@ -228,3 +228,28 @@ def best_checked(solutions):
     if not cands:
         return None
     return min(cands, key=_key)  # min keeps the first of equal keys
+
+
+def within_tolerance(sol) -> bool:
+    """Whether ``sol`` holds a point that ldpopt's check passed, or one within its feasibility
+    tolerance of every constraint (the first two ranks of :func:`best_checked`'s order): the
+    constraints then have a point to the check's resolution.
+
+    Parameters
+    ----------
+    sol : Solution or None
+        A checked answer (None: none).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+    >>> within_tolerance(ldpopt.Problem(est).solve()), within_tolerance(None)
+    (True, False)
+    """
+    return sol is not None and _key(sol)[0] <= 1
