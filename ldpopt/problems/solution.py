@@ -248,6 +248,7 @@ def within_tolerance(sol) -> bool:
     --------
     >>> import numpy as np
     >>> import ldpopt
+    >>> from ldpopt.problems.solution import within_tolerance
     >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
     >>> within_tolerance(ldpopt.Problem(est).solve()), within_tolerance(None)
     (True, False)
