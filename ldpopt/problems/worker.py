@@ -1,12 +1,14 @@
-"""A clean process that forks one child per foreign call: started once (a fresh interpreter, never a
-fork of this process), so a child never inherits a solver's thread pool, a lock held by another
-thread, or a crash's aftermath. Notes: docs/notes/problems.md, "ldpopt.problems.worker".
+"""A clean process that serves each foreign call in a child of its own: started once (a fresh
+interpreter, never a fork of this process), it keeps one child forked and waiting, so a call pays a
+socket round trip and the pickling, and a child never inherits a solver's thread pool, a lock held
+by another thread, or a crash's aftermath. Notes: docs/notes/problems.md, "ldpopt.problems.worker".
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import os
 import pickle
 import select
@@ -18,7 +20,8 @@ import sys
 import threading
 import time
 
-__all__ = ["Crashed", "Raised", "TimedOut", "call", "clean", "server_pid", "shutdown", "start_in_background"]
+__all__ = ["Crashed", "Raised", "TimedOut", "call", "clean", "forks_directly", "server_pid", "shutdown",
+           "start_in_background"]
 
 #: modules the server imports before its first fork, so that each child has them (a child's own
 #: imports are lost with it); a module that is not installed is skipped
@@ -56,6 +59,26 @@ def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
     return bytes(out)
 
 
+#: a control message: one byte (``r`` a call's socket passed along, ``w`` reap and answer the status,
+#: ``d`` reap without an answer) and a pid (0 for ``r``)
+_MSG = struct.Struct("<cq")
+
+
+def _recv_msg(sock: socket.socket) -> tuple[bytes, int, list[int]] | None:
+    """One control message (kind, pid, the file descriptors passed with it); None at the end."""
+    buf, fds = b"", list[int]()
+    while len(buf) < _MSG.size:
+        chunk, got, _, _ = socket.recv_fds(sock, _MSG.size - len(buf), 1)
+        if not chunk:
+            for f in got + fds:
+                os.close(f)
+            return None
+        buf += chunk
+        fds += got
+    kind, pid = _MSG.unpack(buf)
+    return kind, pid, fds
+
+
 def _recv_frame(sock: socket.socket) -> bytes | None:
     head = _recv_exactly(sock, 8)
     return None if head is None else _recv_exactly(sock, struct.unpack("<Q", head)[0])
@@ -75,8 +98,6 @@ def _child(conn: socket.socket) -> None:
     """The forked child: read (function, arguments), run, send ("ok", value) or ("error", text)."""
     code = 0
     try:
-        _die_with_parent()
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
         body = _recv_frame(conn)
         if body is None:
             raise EOFError
@@ -96,39 +117,89 @@ def _child(conn: socket.socket) -> None:
         os._exit(code)
 
 
+def _spare(link: socket.socket) -> None:
+    """A child forked ahead of its call: it waits on ``link`` (to the server) for a call's socket,
+    then serves it (:func:`_child`); it exits when the server closes ``link`` without one."""
+    code = 0
+    try:
+        _die_with_parent()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _, fds, _, _ = socket.recv_fds(link, 1, 1)
+        link.close()
+        if not fds:
+            raise EOFError
+        _child(socket.socket(fileno=fds[0]))
+    except BaseException:  # noqa: BLE001 - the server closed the link, or it died
+        code = 1
+    finally:
+        os._exit(code)
+
+
 def serve(fd: int) -> None:
-    """The server's loop on the control socket ``fd``: ``b"r"`` with a socket passed along (a call's
-    own connection) forks a child serving it and answers its pid; ``b"w"`` + pid reaps that child and
-    answers its wait status. Exits when the caller's end closes (the caller died or shut it down),
-    killing its children first."""
+    """The server's loop on the control socket ``fd``. It keeps one child forked and waiting
+    (:func:`_spare`), forked again after each call is handed over, while no message waits, so that
+    the fork is off the caller's path: ``r`` with a socket passed along (a call's own connection)
+    hands that socket to the waiting child and answers its pid; ``w`` + pid reaps that child and
+    answers its wait status; ``d`` + pid reaps it without an answer (a call that got its answer).
+    Exits when the caller's end closes (the caller died or shut it down), killing its children."""
     ctl = socket.socket(fileno=fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in PRELOAD:
         with contextlib.suppress(Exception):
             __import__(name)
     children: set[int] = set()
+    spare: tuple[int, socket.socket] | None = None
+
+    def fork_spare() -> tuple[int, socket.socket]:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        gc.freeze()  # the server's objects out of the child's collections: fewer pages copied on write
+        pid = os.fork()
+        if pid == 0:
+            ctl.close()
+            mine.close()
+            _spare(theirs)
+        theirs.close()
+        children.add(pid)
+        return pid, mine
+
+    def reap(pid: int) -> int:
+        status = -1
+        if pid in children:
+            children.discard(pid)
+            with contextlib.suppress(ChildProcessError):
+                status = os.waitpid(pid, 0)[1]
+        return status
+
     ctl.sendall(b"ready\n")
     try:
         while True:
-            msg, fds, _, _ = socket.recv_fds(ctl, 64, 1)
-            if not msg:
+            if spare is None and not select.select([ctl], [], [], 0)[0]:
+                spare = fork_spare()  # while the caller's last call runs, or before its next
+            got = _recv_msg(ctl)
+            if got is None:
                 break
-            if msg[:1] == b"r" and fds:
-                pid = os.fork()
-                if pid == 0:
-                    ctl.close()
-                    _child(socket.socket(fileno=fds[0]))
-                os.close(fds[0])
-                children.add(pid)
+            kind, pid, fds = got
+            if kind == b"r" and fds:
+                for _ in range(2):  # a waiting child killed from outside: the next one takes the call
+                    if spare is None:
+                        spare = fork_spare()
+                    pid, link = spare
+                    spare = None
+                    try:
+                        socket.send_fds(link, [b"r"], fds[:1])
+                        break
+                    except OSError:
+                        reap(pid)
+                        pid = -1
+                    finally:
+                        link.close()
+                for f in fds:
+                    os.close(f)
                 ctl.sendall(struct.pack("<q", pid))
-            elif msg[:1] == b"w":
-                pid = struct.unpack("<q", msg[1:9])[0]
-                status = -1
-                if pid in children:
-                    children.discard(pid)
-                    with contextlib.suppress(ChildProcessError):
-                        status = os.waitpid(pid, 0)[1]
-                ctl.sendall(struct.pack("<q", status))
+            elif kind == b"w":
+                ctl.sendall(struct.pack("<q", reap(pid)))
+            elif kind == b"d":
+                reap(pid)
             else:
                 for f in fds:
                     os.close(f)
@@ -194,25 +265,33 @@ class _Server:
         self.proc = self.ctl = None
 
     def fork_child(self) -> tuple[int, socket.socket]:
+        """A child of the server for one call (the one waiting): its pid and this end of its socket."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             with self.lock:
                 assert self.ctl is not None
-                socket.send_fds(self.ctl, [b"r"], [theirs.fileno()])
+                socket.send_fds(self.ctl, [_MSG.pack(b"r", 0)], [theirs.fileno()])
                 got = _recv_exactly(self.ctl, 8)
         finally:
             theirs.close()
-        if got is None:
+        if got is None or struct.unpack("<q", got)[0] < 0:
             mine.close()
             raise Crashed("the solver worker process died")
         return struct.unpack("<q", got)[0], mine
 
     def reap(self, pid: int) -> int:
+        """Child ``pid`` reaped by the server; its wait status (-1: unknown)."""
         with self.lock:
             assert self.ctl is not None
-            self.ctl.sendall(b"w" + struct.pack("<q", pid))
+            self.ctl.sendall(_MSG.pack(b"w", pid))
             got = _recv_exactly(self.ctl, 8)
         return -1 if got is None else struct.unpack("<q", got)[0]
+
+    def done(self, pid: int) -> None:
+        """Child ``pid`` (it answered) reaped by the server, without waiting for it."""
+        with self.lock:
+            assert self.ctl is not None
+            self.ctl.sendall(_MSG.pack(b"d", pid))
 
 
 _SERVER = _Server()
@@ -227,6 +306,12 @@ def start_in_background() -> None:
 def _quiet_start() -> None:
     with contextlib.suppress(Exception):
         _SERVER.start()
+
+
+def forks_directly() -> bool:
+    """Whether :func:`call` forks this process instead of going to the server: the server is not
+    running yet and this process is :func:`clean`."""
+    return not _SERVER.alive() and clean()
 
 
 def server_pid() -> int | None:
@@ -275,13 +360,16 @@ def clean() -> bool:
 def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solver", kwargs: dict | None = None):
     """``fn(*args, **kwargs)`` in a child process; its (picklable) return value.
 
-    While this process is :func:`clean` (no foreign thread pool yet), the child is a fork of this
-    process (5-8 ms; ``fn`` may be any callable). Otherwise it is a fork of the server, a fresh
-    interpreter started once (at the first such call, and again after it died; its start counts
-    against ``seconds``): ``fn`` travels by reference (a module-level function), the arguments
-    pickled. Raises :class:`TimedOut` at ``seconds`` (the child killed), :class:`Crashed` when the
-    child died without an answer (its signal named), :class:`Raised` with the child's exception text."""
-    if clean():
+    The child is the server's waiting child (:func:`serve`): a fresh interpreter started once (in the
+    background at the first call, and again after it died), which forks its next child while this
+    call runs; ``fn`` travels by reference (a module-level function), the arguments pickled. Until
+    the server has started, a call from a :func:`clean` process (no foreign thread pool) forks this
+    process instead (:func:`forks_directly`; ``fn`` may then be any callable); a call from a process
+    that is not clean waits for the server, its start counted against ``seconds``. Raises
+    :class:`TimedOut` at ``seconds`` (the child killed), :class:`Crashed` when the child died
+    without an answer (its signal named), :class:`Raised` with the child's exception text."""
+    if forks_directly():
+        start_in_background()
         return _forked(fn, args, dict(kwargs or {}), seconds, what)
     start = time.perf_counter()
     if not _SERVER.alive():
@@ -322,13 +410,15 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
             answer = bytes(buf[8:need])
     finally:
         conn.close()
-        if timed_out or answer is None:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        status = -1
         try:
-            status = _SERVER.reap(pid)
+            if timed_out or answer is None:  # killed, and its status read (a crash's signal named)
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                status = _SERVER.reap(pid)
+            else:  # it answered and is exiting: the server reaps it, this call does not wait
+                _SERVER.done(pid)
         except OSError:
-            status = -1
             _SERVER.stop()
     if timed_out:
         raise TimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (killed)")
