@@ -24,8 +24,15 @@ __all__ = ["Crashed", "Raised", "TimedOut", "call", "clean", "forks_directly", "
            "start_in_background"]
 
 #: modules the server imports before its first fork, so that each child has them (a child's own
-#: imports are lost with it); a module that is not installed is skipped
-PRELOAD = ("numpy", "scipy.sparse", "scipy.optimize", "cvxpy", "clarabel", "piqp", "osqp", "scs", "highspy")
+#: imports are lost with it: ldpopt's, for a function it is sent by reference, cost 0.26 s a child);
+#: a module that is not installed is skipped. None of them starts a thread.
+PRELOAD = ("numpy", "scipy.sparse", "scipy.optimize", "cvxpy", "clarabel", "piqp", "osqp", "scs", "highspy",
+           "ldpopt.problems.solvers.isolate", "ldpopt.problems.solvers.direct_qp", "ldpopt.problems.constraints.farkas")
+#: calls one child of the server serves before it exits (a new one is forked): a bound on what a
+#: solver may keep in it between calls
+CHILD_CALLS = 1000
+#: children of the server kept waiting for a call at most (more were forked while calls overlapped)
+IDLE_MAX = 2
 #: seconds a call waits between looks at the clock
 _POLL = 0.05
 #: seconds a call waits for the server to start before giving up (its start measured 1.0-2.5 s on a
@@ -59,8 +66,8 @@ def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
     return bytes(out)
 
 
-#: a control message: one byte (``r`` a call's socket passed along, ``w`` reap and answer the status,
-#: ``d`` reap without an answer) and a pid (0 for ``r``)
+#: a control message: one byte (``r`` a call's socket passed along, ``w`` reap a child and answer its
+#: status) and a pid (0 for ``r``)
 _MSG = struct.Struct("<cq")
 
 
@@ -94,117 +101,139 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
 
 
-def _child(conn: socket.socket) -> None:
-    """The forked child: read (function, arguments), run, send ("ok", value) or ("error", text)."""
-    code = 0
+def _serve_one(conn: socket.socket) -> bool:
+    """One call on ``conn``: read (function, arguments), run, send ("ok", value) or ("error", text).
+    Whether it answered "ok" (an error, or a caller gone, retires the child)."""
+    body = _recv_frame(conn)
+    if body is None:
+        return False
     try:
-        body = _recv_frame(conn)
-        if body is None:
-            raise EOFError
-        try:
-            fn, args, kwargs = pickle.loads(body)
-            out = ("ok", fn(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - reported to the caller as text
-            out = ("error", f"{type(exc).__name__}: {exc}")
-        try:
-            data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # noqa: BLE001 - an answer that cannot travel
-            data = pickle.dumps(("error", f"the answer could not be sent: {type(exc).__name__}: {exc}"))
-        conn.sendall(_frame(data))
-    except BaseException:  # noqa: BLE001 - the caller sees the socket close without an answer
-        code = 1
-    finally:
-        os._exit(code)
+        fn, args, kwargs = pickle.loads(body)
+        out = ("ok", fn(*args, **kwargs))
+    except BaseException as exc:  # noqa: BLE001 - reported to the caller as text
+        out = ("error", f"{type(exc).__name__}: {exc}")
+    try:
+        data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # noqa: BLE001 - an answer that cannot travel
+        out = ("error", f"the answer could not be sent: {type(exc).__name__}: {exc}")
+        data = pickle.dumps(out)
+    conn.sendall(_frame(data))
+    return out[0] == "ok"
 
 
-def _spare(link: socket.socket) -> None:
-    """A child forked ahead of its call: it waits on ``link`` (to the server) for a call's socket,
-    then serves it (:func:`_child`); it exits when the server closes ``link`` without one."""
+def _child(link: socket.socket) -> None:
+    """A child of the server: it waits on ``link`` for a call's socket, serves the call
+    (:func:`_serve_one`), says ``i`` (idle) on ``link`` and waits for the next, up to
+    :data:`CHILD_CALLS` calls; it exits after a call that did not answer "ok", and when the server
+    closes ``link``. It never forks, so a solver's thread pool started here serves its next calls."""
     code = 0
     try:
         _die_with_parent()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _, fds, _, _ = socket.recv_fds(link, 1, 1)
-        link.close()
-        if not fds:
-            raise EOFError
-        _child(socket.socket(fileno=fds[0]))
-    except BaseException:  # noqa: BLE001 - the server closed the link, or it died
+        for _ in range(CHILD_CALLS):
+            _, fds, _, _ = socket.recv_fds(link, 1, 1)
+            if not fds:
+                break
+            with socket.socket(fileno=fds[0]) as conn:
+                if not _serve_one(conn):
+                    break
+            link.sendall(b"i")
+    except BaseException:  # noqa: BLE001 - the server closed the link, or the caller went
         code = 1
     finally:
         os._exit(code)
 
 
 def serve(fd: int) -> None:
-    """The server's loop on the control socket ``fd``. It keeps one child forked and waiting
-    (:func:`_spare`), forked again after each call is handed over, while no message waits, so that
-    the fork is off the caller's path: ``r`` with a socket passed along (a call's own connection)
-    hands that socket to the waiting child and answers its pid; ``w`` + pid reaps that child and
-    answers its wait status; ``d`` + pid reaps it without an answer (a call that got its answer).
-    Exits when the caller's end closes (the caller died or shut it down), killing its children."""
+    """The server's loop on the control socket ``fd``. Its children (:func:`_child`) serve one call
+    at a time and wait for the next; it keeps one waiting, forked while no message waits, so that a
+    fork is off the callers' path: ``r`` with a socket passed along (a call's own connection)
+    hands that socket to a waiting child and answers its pid; ``w`` + pid reaps that child (killed
+    by its caller) and answers its wait status. A child that says ``i`` waits again (at most
+    :data:`IDLE_MAX` wait; others are retired); one that exits is reaped. Exits when the caller's
+    end closes (the caller died or shut it down), killing its children."""
     ctl = socket.socket(fileno=fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in PRELOAD:
         with contextlib.suppress(Exception):
             __import__(name)
-    children: set[int] = set()
-    spare: tuple[int, socket.socket] | None = None
+    links: dict[int, socket.socket] = {}  # every live child's link, by pid
+    idle: list[int] = []                   # the children waiting for a call, oldest first
+    exited: dict[int, int] = {}            # wait statuses of children reaped before a ``w`` asked
 
-    def fork_spare() -> tuple[int, socket.socket]:
+    def fork_child() -> int:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         gc.freeze()  # the server's objects out of the child's collections: fewer pages copied on write
         pid = os.fork()
         if pid == 0:
             ctl.close()
             mine.close()
-            _spare(theirs)
+            for other in links.values():
+                other.close()
+            _child(theirs)
         theirs.close()
-        children.add(pid)
-        return pid, mine
+        links[pid] = mine
+        return pid
 
-    def reap(pid: int) -> int:
-        status = -1
-        if pid in children:
-            children.discard(pid)
-            with contextlib.suppress(ChildProcessError):
-                status = os.waitpid(pid, 0)[1]
-        return status
+    def drop(pid: int) -> int:
+        """Child ``pid`` forgotten, its link closed, and reaped: its wait status."""
+        if pid in exited:
+            return exited.pop(pid)
+        link = links.pop(pid, None)
+        if pid in idle:
+            idle.remove(pid)
+        if link is None:
+            return -1
+        link.close()
+        try:
+            return os.waitpid(pid, 0)[1]
+        except ChildProcessError:
+            return -1
 
     ctl.sendall(b"ready\n")
     try:
         while True:
-            if spare is None and not select.select([ctl], [], [], 0)[0]:
-                spare = fork_spare()  # while the caller's last call runs, or before its next
+            if not idle and not select.select([ctl], [], [], 0)[0]:
+                idle.append(fork_child())  # between calls, or while one runs
+            ready, _, _ = select.select([ctl, *links.values()], [], [])
+            for link in ready:
+                if link is ctl:
+                    continue
+                pid = next(k for k, v in links.items() if v is link)
+                if link.recv(16):  # "i": it answered and waits again
+                    if pid not in idle:
+                        idle.append(pid)
+                    while len(idle) > IDLE_MAX:
+                        drop(idle[0])  # its link closed: it exits
+                else:  # it exited (an error answered, its calls used up, or killed)
+                    exited[pid] = drop(pid)
+            if ctl not in ready:
+                continue
             got = _recv_msg(ctl)
             if got is None:
                 break
             kind, pid, fds = got
             if kind == b"r" and fds:
-                for _ in range(2):  # a waiting child killed from outside: the next one takes the call
-                    if spare is None:
-                        spare = fork_spare()
-                    pid, link = spare
-                    spare = None
+                pid = -1
+                while pid < 0:
+                    child = idle.pop() if idle else fork_child()  # the most recently used: its caches warm
                     try:
-                        socket.send_fds(link, [b"r"], fds[:1])
-                        break
-                    except OSError:
-                        reap(pid)
-                        pid = -1
-                    finally:
-                        link.close()
+                        socket.send_fds(links[child], [b"r"], fds[:1])
+                        pid = child
+                    except OSError:  # a waiting child gone (killed from outside): the next one
+                        exited[child] = drop(child)
                 for f in fds:
                     os.close(f)
                 ctl.sendall(struct.pack("<q", pid))
             elif kind == b"w":
-                ctl.sendall(struct.pack("<q", reap(pid)))
-            elif kind == b"d":
-                reap(pid)
+                ctl.sendall(struct.pack("<q", drop(pid)))
             else:
                 for f in fds:
                     os.close(f)
+            if len(exited) > 64:  # statuses nobody asked for (a child retired by itself)
+                exited.clear()
     finally:
-        for pid in children:
+        for pid in links:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         os._exit(0)
@@ -286,12 +315,6 @@ class _Server:
             self.ctl.sendall(_MSG.pack(b"w", pid))
             got = _recv_exactly(self.ctl, 8)
         return -1 if got is None else struct.unpack("<q", got)[0]
-
-    def done(self, pid: int) -> None:
-        """Child ``pid`` (it answered) reaped by the server, without waiting for it."""
-        with self.lock:
-            assert self.ctl is not None
-            self.ctl.sendall(_MSG.pack(b"d", pid))
 
 
 _SERVER = _Server()
@@ -416,8 +439,6 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
                 status = _SERVER.reap(pid)
-            else:  # it answered and is exiting: the server reaps it, this call does not wait
-                _SERVER.done(pid)
         except OSError:
             _SERVER.stop()
     if timed_out:
