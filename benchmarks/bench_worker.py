@@ -8,14 +8,14 @@ Two tables, each run in a fresh process per tree (this checkout, "after"; the me
 
 1. per-call overhead: CLS on the simplex + one user row (``f[0] + f[1] <= 0.5``; the cvxpy chain),
    ``solve(solver=S)`` for S in Clarabel, OSQP, SCS without a time limit, at d = 100, 1,000, 10⁴:
-   median wall and median CPU of the whole call, CPU counted in this process, its reaped children and
-   the worker process with the children it reaped (``psutil``; the worker's start is not in it: it
+   median wall and mean CPU of the whole call, CPU counted in this process, its reaped children and
+   the worker process with its children, live and reaped (``psutil``; the worker's start is not in it: it
    is started, and the problem solved once, before the timed calls). A pause of 50 ms between calls,
    as a user's code would leave between solves.
 2. the call itself: ``worker.call(len, (data,))`` with the Clarabel data compiled for the same
    problems, through each path the tree has (before: a fork of the server per call, and a direct fork
-   of this process; after: the server's waiting child, and a direct fork), median wall; and the
-   server's start.
+   of this process; after: a waiting child of the server, which serves call after call, and a direct
+   fork), median wall; and the server's start.
 
 Run: ``PYTHONPATH=. python benchmarks/bench_worker.py`` (about 3 min; ``--reps N`` calls per cell,
 default 15; ``--before REV``, default the merge base with main).
@@ -51,14 +51,18 @@ me = psutil.Process()
 
 
 def cpu():
-    """this process + its reaped children + the worker server and the children it reaped"""
+    """this process + its reaped children + the worker server, its live children and those it reaped"""
     t = me.cpu_times()
     total = t.user + t.system + t.children_user + t.children_system
     pid = worker.server_pid()
     if pid is not None:
         try:
-            s = psutil.Process(pid).cpu_times()
+            server = psutil.Process(pid)
+            s = server.cpu_times()
             total += s.user + s.system + s.children_user + s.children_system
+            for child in server.children():  # its children serve call after call: alive, not reaped
+                c = child.cpu_times()
+                total += c.user + c.system
         except psutil.Error:
             pass
     return total

@@ -213,3 +213,18 @@ def matrix(warm: bool, hang_limit: float) -> dict:
         limited = {"status": sol.status, "wall": time.perf_counter() - t0}
     rows = [run_case(s, k, hang_limit) for s in SOLVERS for k in KINDS]
     return {"clean": clean, "limited": limited, "rows": rows, "pid": os.getpid()}
+
+
+def clarabel_psd(d: int = 200) -> tuple[str, int, int]:
+    """A dense PSD quadratic on the simplex solved by cvxpy + Clarabel where this runs (Clarabel starts
+    its thread pool at this size): (cvxpy's status, this process's pid, its OS threads after)."""
+    import cvxpy as cp
+    import numpy as np
+
+    rng = np.random.default_rng(d)
+    M = rng.standard_normal((d, d))
+    Q = M @ M.T / d + 1e-2 * np.eye(d)
+    y = cp.Variable(d)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(y - 1 / d) + cp.quad_form(y, (Q + Q.T) / 2)), [y >= 0, cp.sum(y) == 1])
+    prob.solve(solver="CLARABEL")
+    return prob.status, os.getpid(), len(os.listdir(f"/proc/{os.getpid()}/task"))

@@ -191,6 +191,27 @@ def test_the_worker_serves_calls_and_survives_each_fault_as_one_error(monkeypatc
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_child_of_the_worker_serves_call_after_call_its_solver_threads_included(monkeypatch):
+    # the same child answers successive calls; one that raised is replaced; a child whose Clarabel
+    # started its thread pool solves again with it (it is never forked, so no copy waits for threads)
+    from _faults import clarabel_psd
+
+    from ldpopt.problems import worker
+
+    monkeypatch.setattr(worker, "forks_directly", lambda: False)
+    first = worker.call(os.getpid, (), 60.0)
+    assert worker.call(os.getpid, (), 10.0) == first != os.getpid()
+    with pytest.raises(worker.Raised, match="ZeroDivisionError"):
+        worker.call(_divide, (), 10.0)
+    again = worker.call(os.getpid, (), 10.0)
+    assert again != first  # the child that raised exited; another serves
+    status, pid, threads = worker.call(clarabel_psd, (200,), 60.0)
+    assert status == "optimal" and pid == again and threads > 1  # its pool started in the child
+    assert worker.call(clarabel_psd, (200,), 60.0)[:2] == ("optimal", again)  # and served the next call
+    assert worker.clean()  # nothing of it in this process
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 def test_the_worker_does_not_outlive_a_killed_parent():
     # a parent that started the worker and a child hanging in it, then killed with SIGKILL: both go
     import signal

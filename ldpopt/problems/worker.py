@@ -31,6 +31,9 @@ PRELOAD = ("numpy", "scipy.sparse", "scipy.optimize", "cvxpy", "clarabel", "piqp
 #: calls one child of the server serves before it exits (a new one is forked): a bound on what a
 #: solver may keep in it between calls
 CHILD_CALLS = 1000
+#: bytes resident past which a child exits after its call instead of waiting for the next (a large
+#: solve's memory, which the allocator may keep, is not held between calls)
+CHILD_MEMORY = 1 << 30
 #: children of the server kept waiting for a call at most (more were forked while calls overlapped)
 IDLE_MAX = 2
 #: seconds a call waits between looks at the clock
@@ -101,6 +104,15 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
 
 
+def _resident() -> int:
+    """This process's resident bytes (Linux's /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _serve_one(conn: socket.socket) -> bool:
     """One call on ``conn``: read (function, arguments), run, send ("ok", value) or ("error", text).
     Whether it answered "ok" (an error, or a caller gone, retires the child)."""
@@ -124,8 +136,8 @@ def _serve_one(conn: socket.socket) -> bool:
 def _child(link: socket.socket) -> None:
     """A child of the server: it waits on ``link`` for a call's socket, serves the call
     (:func:`_serve_one`), says ``i`` (idle) on ``link`` and waits for the next, up to
-    :data:`CHILD_CALLS` calls; it exits after a call that did not answer "ok", and when the server
-    closes ``link``. It never forks, so a solver's thread pool started here serves its next calls."""
+    :data:`CHILD_CALLS` calls; it exits after a call that did not answer "ok" or left it holding
+    more than :data:`CHILD_MEMORY`, and when the server closes ``link``. It never forks, so a solver's thread pool started here serves its next calls."""
     code = 0
     try:
         _die_with_parent()
@@ -135,7 +147,7 @@ def _child(link: socket.socket) -> None:
             if not fds:
                 break
             with socket.socket(fileno=fds[0]) as conn:
-                if not _serve_one(conn):
+                if not _serve_one(conn) or _resident() > CHILD_MEMORY:
                     break
             link.sendall(b"i")
     except BaseException:  # noqa: BLE001 - the server closed the link, or the caller went
