@@ -382,10 +382,10 @@ def main(tables: list[str] | None = None, out_dir: Path = OUT) -> dict:
                 out[key] = prev[key]
                 out.setdefault("kept_from_before", []).append(key)
         out["command"] += " " + " ".join(only)
+    if "faults" in only:  # first: its patches reach a direct fork of this process, clean while no route ran
+        out["faults"] = faults_table()
     if "limits" in only:
         out["limits"] = limits_table()
-    if "faults" in only:
-        out["faults"] = faults_table()
     if "solver_faults" in only:
         out["solver_faults"] = solver_faults_table()
     if "projection" in only:
