@@ -69,8 +69,8 @@ def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
     return bytes(out)
 
 
-#: a control message: one byte (``r`` a call's socket passed along, ``w`` reap a child and answer its
-#: status) and a pid (0 for ``r``)
+#: a control message: one byte (``r`` a call's socket passed along, ``w`` kill and reap a child and
+#: answer its status) and a pid (0 for ``r``)
 _MSG = struct.Struct("<cq")
 
 
@@ -160,8 +160,8 @@ def serve(fd: int) -> None:
     """The server's loop on the control socket ``fd``. Its children (:func:`_child`) serve one call
     at a time and wait for the next; it keeps one waiting, forked while no message waits, so that a
     fork is off the callers' path: ``r`` with a socket passed along (a call's own connection)
-    hands that socket to a waiting child and answers its pid; ``w`` + pid reaps that child (killed
-    by its caller) and answers its wait status. A child that says ``i`` waits again (at most
+    hands that socket to a waiting child and answers its pid; ``w`` + pid kills that child (its
+    caller gave up on it) unless it already waits again, reaps it and answers its wait status. A child that says ``i`` waits again (at most
     :data:`IDLE_MAX` wait; others are retired); one that exits is reaped. Exits when the caller's
     end closes (the caller died or shut it down), killing its children."""
     ctl = socket.socket(fileno=fd)
@@ -237,8 +237,15 @@ def serve(fd: int) -> None:
                 for f in fds:
                     os.close(f)
                 ctl.sendall(struct.pack("<q", pid))
-            elif kind == b"w":
-                ctl.sendall(struct.pack("<q", drop(pid)))
+            elif kind == b"w":  # killed here, not by the caller: one that answered and waits again is spared
+                if pid in idle:
+                    status = -1
+                else:
+                    if pid in links:  # alive (one reaped already has its status in ``exited``)
+                        with contextlib.suppress(OSError):
+                            os.kill(pid, signal.SIGKILL)
+                    status = drop(pid)
+                ctl.sendall(struct.pack("<q", status))
             else:
                 for f in fds:
                     os.close(f)
@@ -321,7 +328,8 @@ class _Server:
         return struct.unpack("<q", got)[0], mine
 
     def reap(self, pid: int) -> int:
-        """Child ``pid`` reaped by the server; its wait status (-1: unknown)."""
+        """Child ``pid`` killed (unless it answered after all and waits again) and reaped by the
+        server; its wait status (-1: unknown)."""
         with self.lock:
             assert self.ctl is not None
             self.ctl.sendall(_MSG.pack(b"w", pid))
@@ -447,9 +455,7 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
         conn.close()
         status = -1
         try:
-            if timed_out or answer is None:  # killed, and its status read (a crash's signal named)
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+            if timed_out or answer is None:  # killed by the server, its status read (a crash's signal named)
                 status = _SERVER.reap(pid)
         except OSError:
             _SERVER.stop()
