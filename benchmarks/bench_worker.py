@@ -2,7 +2,7 @@
 the solver in a child process against the tree before (Clarabel, OSQP, SCS in this process without a
 time limit; a fork per isolated call), and one call of the worker on its own.
 
-Two tables, each run in a fresh process per tree (this checkout, "after"; the merge base with
+Three tables, each run in a fresh process per tree (this checkout, "after"; the merge base with
 ``main``, "before", extracted by ``git archive``), written to ``benchmarks/results/worker.json`` and
 ``.md``:
 
@@ -17,7 +17,10 @@ Two tables, each run in a fresh process per tree (this checkout, "after"; the me
    of this process; after: a waiting child of the server, which serves call after call, and a direct
    fork), median wall; and the server's start.
 
-Run: ``PYTHONPATH=. python benchmarks/bench_worker.py`` (about 3 min; ``--reps N`` calls per cell,
+3. in this checkout's process, the same Clarabel solve with the solver in this process and in the
+   worker's child, interleaved call by call (both under the same load).
+
+Run: ``PYTHONPATH=. python benchmarks/bench_worker.py`` (about 4 min; ``--reps N`` calls per cell,
 default 15; ``--before REV``, default the merge base with main).
 """
 
@@ -101,6 +104,23 @@ for d in %(sizes)r:
                              "wall_ms": 1e3 * float(np.median(walls)), "cpu_ms": 1e3 * float(np.median(cpus)),
                              "cpu_total_ms": 1e3 * float(np.sum(cpus)) / reps})
         print(json.dumps(out["solve"][-1]), file=sys.stderr, flush=True)
+    if "--ab" in sys.argv:  # this tree only: the same solve in this process and isolated, interleaved
+        from ldpopt.problems.solvers import attempts
+        real = attempts.runs_isolated
+        got = {"in this process": ([], []), "worker": ([], [])}
+        for _ in range(reps):
+            for label, iso in (("in this process", False), ("worker", True)):
+                attempts.runs_isolated = lambda *a, iso=iso: iso
+                time.sleep(0.05)
+                c0, w0 = cpu(), time.perf_counter()
+                pr.solve(solver="CLARABEL", progress=False)
+                got[label][0].append(time.perf_counter() - w0)
+                time.sleep(0.02)
+                got[label][1].append(cpu() - c0)
+        attempts.runs_isolated = real
+        out.setdefault("ab", []).append({"d": d, **{f"{k} {m}": 1e3 * float(f(v[i])) for k, v in got.items()
+                                                    for i, m, f in ((0, "wall_ms", np.median), (1, "cpu_ms", np.mean))}})
+        print(json.dumps(out["ab"][-1]), file=sys.stderr, flush=True)
     data, _, _ = pr.cvxpy_problem.get_problem_data("CLARABEL")
     data = {k: v for k, v in data.items() if k != "param_prob"}
     saved = dict(worker.__dict__)
@@ -125,10 +145,10 @@ print(json.dumps(out))
 ''')
 
 
-def run_tree(tree: Path, reps: int) -> dict:
+def run_tree(tree: Path, reps: int, ab: bool = False) -> dict:
     code = CHILD % {"sizes": SIZES, "solvers": SOLVERS}
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    proc = subprocess.run([sys.executable, "-c", code, str(reps)], env=env, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", code, str(reps)] + (["--ab"] if ab else []), env=env, capture_output=True, text=True,
                           cwd=tree, timeout=1800, check=False)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-3000:])
@@ -155,7 +175,7 @@ def main(argv: list[str] | None = None) -> dict:
         tar = subprocess.run(["git", "-C", str(REPO), "archive", rev, "ldpopt"], check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
         out["before"] = run_tree(Path(tmp), a.reps)
-    out["after"] = run_tree(REPO, a.reps)
+    out["after"] = run_tree(REPO, a.reps, ab=True)
     out["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     OUT.mkdir(exist_ok=True)
     (OUT / "worker.json").write_text(json.dumps(out, indent=1) + "\n")
@@ -187,6 +207,15 @@ def write_markdown(out: dict) -> None:
     for b, f in zip(out["before"]["call"], out["after"]["call"]):
         md.append(f"| {b['d']:,} | {b['path']} | {b['wall_ms']:.2f} ({b['wall_min_ms']:.2f}) | "
                   f"{f['wall_ms']:.2f} ({f['wall_min_ms']:.2f}) |")
+    if out["after"].get("ab"):
+        md += ["", ("The same comparison in one process of this checkout, interleaved call by call (so both see the "
+                    "same load): `solve(solver=\"CLARABEL\")` with Clarabel in this process and in the worker's child "
+                    "(median wall, mean CPU as above)."), "",
+               "| d | wall in process (ms) | wall isolated (ms) | CPU in process (ms) | CPU isolated (ms) |",
+               "|---|---|---|---|---|"]
+        for r in out["after"]["ab"]:
+            md.append(f"| {r['d']:,} | {r['in this process wall_ms']:.1f} | {r['worker wall_ms']:.1f} | "
+                      f"{r['in this process cpu_ms']:.1f} | {r['worker cpu_ms']:.1f} |")
     (OUT / "worker.md").write_text("\n".join(md) + "\n")
 
 

@@ -234,7 +234,7 @@ def highs(cost, kwargs: dict, time_limit: float | None):
     never this process's: killed at ``time_limit`` (HiGHS's own limit too) + :data:`HIGHS_GRACE`
     (:data:`HIGHS_NO_LIMIT` without one). Every HiGHS call of a solve goes through here (the exact
     feasibility decision's LPs, the check's active-set LP).
-    In this process where the worker cannot run (no ``fork``). A call costs 1-2 ms more than in
+    In this process where the worker cannot run (no ``fork``). A call costs 1-3 ms more than in
     this process (the worker's waiting child; ``benchmarks/bench_worker.py``)."""
     import os
 
