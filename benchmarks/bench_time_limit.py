@@ -1,7 +1,7 @@
 """``solve(time_limit=T)`` bounds the whole call, ldpopt's check included; faults injected per route;
 the check's projection on the rows before (dense) and after (sparse).
 
-Three tables, written to ``benchmarks/results/time_limit.json`` and ``.md``:
+Four tables, written to ``benchmarks/results/time_limit.json`` and ``.md``:
 
 1. route × problem: T, the call's wall clock, status and solver; "within" is wall ≤ T + max(1 s, 0.1 T).
    Includes the two cases where the check ran past T: CLS on the simplex + the full Monotone chain +
@@ -10,13 +10,19 @@ Three tables, written to ``benchmarks/results/time_limit.json`` and ``.md``:
    the dense projection's 2,000-row cap).
 2. route × fault (a solver's exception, a segmentation fault, a hang): the attempt's status, the
    call's status, whether this process is alive after it (it runs them all in turn), wall clock.
-   The segfault and the hang are injected only where the call runs in a child process.
-3. :func:`ldpopt.problems.check.certificate.project_on_rows` on the points the check met in case 1's
+   Every foreign solver runs in a child process; ldpopt's own routes (structured, interior point) in
+   this one, so only an exception is injected there.
+3. foreign solver (Clarabel, PIQP, OSQP, SCS, HiGHS) × fault × cold / warm: each mode in a fresh
+   process, "warm" after the user's own solves with every solver in it (Clarabel's thread pool
+   started); the faulted attempt, the call's status and answer, whether that process survived and
+   left no child behind, T and wall clock (``tests/_faults.py``, which the tests assert on).
+4. :func:`ldpopt.problems.check.certificate.project_on_rows` on the points the check met in case 1's
    two problems: the dense lstsq of M Mᵀ it had before (copied below) against the sparse factor.
 
 One repetition per cell (a time limit is a bound, not a mean; on the shared 2-core machine a call
 can only run longer, not shorter). Run: ``PYTHONPATH=. python benchmarks/bench_time_limit.py``
-(about 1.5 min).
+(about 2.5 min; table names on the command line — limits, faults,
+solver_faults, projection — re-run those only).
 """
 
 from __future__ import annotations
@@ -162,14 +168,14 @@ def _faults():
         ("structured", "exception", small_cls, [(structured_solver, "solve_structured", _exception)], {}),
         ("direct QP (PIQP, child)", "exception", small_smooth, [("dict", direct_qp._BACKENDS, "PIQP", _exception)], {}),
         ("direct QP (PIQP, child)", "segfault", small_smooth, [("dict", direct_qp._BACKENDS, "PIQP", _segfault)], {}),
-        ("direct QP (Clarabel, child under T)", "hang", small_smooth,
+        ("direct QP (Clarabel, child)", "hang", small_smooth,
          [("dict", direct_qp._BACKENDS, "CLARABEL", _hang)], {"time_limit": 3.0}),
         ("interior point", "exception", small_newton, [(ipm, "_solve", _exception)], {}),
-        ("sequential QP (Clarabel QP, in process)", "exception", small_newton,
+        ("sequential QP (Clarabel QP, child)", "exception", small_newton,
          [(ipm, "_solve", _exception), (CLARABEL, "solve_via_data", _exception)], {}),
-        ("sequential QP (Clarabel QP, child under T)", "segfault", small_newton,
+        ("sequential QP (Clarabel QP, child)", "segfault", small_newton,
          [(ipm, "_solve", _exception), (CLARABEL, "solve_via_data", _segfault)], {"time_limit": 60.0}),
-        ("sequential QP (Clarabel QP, child under T)", "hang", small_newton,
+        ("sequential QP (Clarabel QP, child)", "hang", small_newton,
          [(ipm, "_solve", _exception), (CLARABEL, "solve_via_data", _hang)], {"time_limit": 3.0}),
         ("cvxpy chain (PIQP, child)", "exception", small_cls, [(piqp.SparseSolver, "solve", _exception)],
          {"solver": ["PIQP", "CLARABEL"]}),
@@ -177,14 +183,30 @@ def _faults():
          {"solver": ["PIQP", "CLARABEL"]}),
         ("cvxpy chain (PIQP, child)", "hang", small_cls, [(piqp.SparseSolver, "solve", _hang)],
          {"solver": ["PIQP", "CLARABEL"], "time_limit": 3.0}),
-        ("cvxpy chain (Clarabel, in process)", "exception", small_cls,
+        ("cvxpy chain (Clarabel, child)", "exception", small_cls,
          [(CLARABEL, "solve_via_data", _exception)], {"solver": ["CLARABEL", "OSQP"]}),
     ]
 
 
 def faults_table():
+    """Route × fault, injected by patching this process's modules: each isolated call then forks this
+    process directly (``worker.forks_directly``), so the patch reaches the child; this process runs no
+    solver itself, so it stays clean (asserted: a direct fork of a process holding Clarabel's pool
+    would hang)."""
+    from ldpopt.problems import worker
+
+    assert worker.clean(), "this process holds a foreign thread pool: a direct fork of it could hang"
     rows = []
     pid = os.getpid()
+    real = worker.forks_directly
+    worker.forks_directly = lambda: True
+    try:
+        return _route_faults(rows, pid)
+    finally:
+        worker.forks_directly = real
+
+
+def _route_faults(rows, pid):
     for route, fault, build, patches, kw in _faults():
         pr = build()
         with ExitStack() as stack, warnings.catch_warnings():
@@ -205,6 +227,50 @@ def faults_table():
                      "limit_s": kw.get("time_limit"), "wall_s": round(wall, 3)})
         print(f"{route:44s} {fault:9s} {rows[-1]['faulted_attempt'][:70]:70s} -> {sol.status} ({sol.solver}) "
               f"{wall:.2f} s", flush=True)
+    return rows
+
+
+# ---- every foreign solver × fault, cold and warm (tests/_faults.py, each mode in a fresh process)
+
+#: a hang's time limit in the solver fault table (seconds)
+SOLVER_HANG_T = 3.0
+
+
+def solver_faults_table():
+    """Clarabel, PIQP, OSQP, SCS and HiGHS × an exception, a segmentation fault and a hang, in a fresh
+    process ("cold") and in one that first solved with every solver itself ("warm":
+    ``_faults.users_own_solves``, Clarabel's thread pool started), by ``tests/_faults.py``'s
+    ``matrix``, the code ``tests/test_solve_limits.py`` asserts on. No time limit but on the hang."""
+    import subprocess
+
+    tests = Path(__file__).resolve().parent.parent / "tests"
+    rows = []
+    for warm in (False, True):
+        code = (f"import json, sys; sys.path.insert(0, {str(tests)!r}); import _faults; "
+                f"print(json.dumps(_faults.matrix(warm={warm}, hang_limit={SOLVER_HANG_T})))")
+        env = {**os.environ, "PYTHONPATH": str(tests.parent)}
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900,
+                              check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the {'warm' if warm else 'cold'} process died: {proc.stderr[-2000:]}")
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        for r in out["rows"]:
+            first = f"{r['first'][0]}: {r['first'][1]}"
+            if r["solver"] == "HIGHS":
+                first = f"the decision's LP failed (nothing claimed); first attempt {first}"
+            elif r["fault"] == "segfault":
+                first += " (SIGSEGV)" if "SIGSEGV" in r["first"][2] else " (no signal named)"
+            rows.append({"solver": r["solver"], "fault": r["fault"], "path": "warm" if warm else "cold",
+                         "faulted_attempt": first, "call_status": r["status"], "answer_from": r["answer_from"],
+                         "alive": r["pid"] == out["pid"], "limit_s": r["limit"], "wall_s": round(r["wall"], 3),
+                         "no_orphans": r["no_orphans"], "clean_before": out["clean"]})
+            print(f"{rows[-1]['path']:4s} {r['solver']:8s} {r['fault']:9s} {first[:60]:60s} -> {r['status']} "
+                  f"({r['answer_from']}) {r['wall']:.2f} s orphans-free={r['no_orphans']}", flush=True)
+        rows.append({"solver": "-", "fault": "none", "path": "warm" if warm else "cold",
+                     "faulted_attempt": "a limited Clarabel solve (CLS, d = 30, T = 10 s)",
+                     "call_status": out["limited"]["status"], "answer_from": "CLARABEL", "alive": True,
+                     "limit_s": 10.0, "wall_s": round(out["limited"]["wall"], 3), "no_orphans": True,
+                     "clean_before": out["clean"]})
     return rows
 
 
@@ -304,22 +370,24 @@ def run(quick: bool = False, **opts) -> dict:
 def main(tables: list[str] | None = None, out_dir: Path = OUT) -> dict:
     """The tables named in ``tables`` (default: the command line's, else all three) into ``out_dir``."""
     args = tables if tables is not None else sys.argv[1:]
-    only = args or ["limits", "faults", "projection"]
+    only = args or ["limits", "faults", "solver_faults", "projection"]
     out = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared)",
            "python": platform.python_version(), "command": "PYTHONPATH=. python benchmarks/bench_time_limit.py",
            "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]}
     path = out_dir / "time_limit.json"
     if args and path.exists():  # some tables re-run: the others kept as they were (with their run's command)
         prev = json.loads(path.read_text())
-        for key in ("limits", "faults", "projection"):
+        for key in ("limits", "faults", "solver_faults", "projection"):
             if key not in only and key in prev:
                 out[key] = prev[key]
                 out.setdefault("kept_from_before", []).append(key)
         out["command"] += " " + " ".join(only)
+    if "faults" in only:  # first: its patches reach a direct fork of this process, clean while no route ran
+        out["faults"] = faults_table()
     if "limits" in only:
         out["limits"] = limits_table()
-    if "faults" in only:
-        out["faults"] = faults_table()
+    if "solver_faults" in only:
+        out["solver_faults"] = solver_faults_table()
     if "projection" in only:
         out["projection"] = projection_table()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -340,6 +408,13 @@ def main(tables: list[str] | None = None, out_dir: Path = OUT) -> dict:
         md += [f"| {r['route']} | {r['fault']} | {r['faulted_attempt']} | {r['call_status']} | {r['answer_from']} | "
                f"{r['alive']} | {r['limit_s'] if r['limit_s'] is not None else '-'} | {r['wall_s']:.2f} |"
                for r in out["faults"]]
+        md.append("")
+    if "solver_faults" in out:
+        md += [("| solver | fault | cold / warm | faulted attempt | call status | answer from | process alive | "
+               "no child left | T (s) | wall (s) |"), "|---|---|---|---|---|---|---|---|---|---|"]
+        md += [f"| {r['solver']} | {r['fault']} | {r['path']} | {r['faulted_attempt']} | {r['call_status']} | "
+               f"{r['answer_from']} | {r['alive']} | {r['no_orphans']} | "
+               f"{r['limit_s'] if r['limit_s'] is not None else '-'} | {r['wall_s']:.2f} |" for r in out["solver_faults"]]
         md.append("")
     if "projection" in out:
         md += ["| problem | rows × values | dense lstsq (s) | sparse (s) | max abs difference |", "|---|---|---|---|---|"]

@@ -167,9 +167,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 @pytest.fixture(params=["cold", "warm"])
 def isolation_path(request, monkeypatch):
     """Both ways a solver call is isolated (:mod:`ldpopt.problems.worker`): "cold", a direct fork of
-    this process (while it holds no solver thread pool); "warm", a child of the clean worker process
-    (once it does). A fault injected for "warm" must travel by reference: a module-level function."""
+    this process (before the worker has started, in a process that holds no solver thread pool);
+    "warm", the clean worker process's waiting child (once it runs, or the process is not clean). A
+    fault injected for "warm" must travel by reference: a module-level function."""
     from ldpopt.problems import worker
 
-    monkeypatch.setattr(worker, "clean", lambda: request.param == "cold")
+    monkeypatch.setattr(worker, "forks_directly", lambda: request.param == "cold")
     return request.param

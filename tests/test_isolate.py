@@ -191,6 +191,33 @@ def test_the_worker_serves_calls_and_survives_each_fault_as_one_error(monkeypatc
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_child_of_the_worker_serves_call_after_call_its_solver_threads_included(monkeypatch):
+    # a child answers call after call (the most recent waiting one is handed the next call: a pause
+    # lets its "waiting" reach the server); a child whose Clarabel started its thread pool solves
+    # again with it (it is never forked, so no copy waits for threads)
+    import time
+
+    from _faults import clarabel_psd
+
+    from ldpopt.problems import worker
+
+    monkeypatch.setattr(worker, "forks_directly", lambda: False)
+
+    def after_a_pause(fn, *args):
+        time.sleep(0.1)
+        return worker.call(fn, args, 60.0)
+
+    first = after_a_pause(os.getpid)
+    assert first != os.getpid() and [after_a_pause(os.getpid) for _ in range(3)] == [first] * 3
+    with pytest.raises(worker.Raised, match="ZeroDivisionError"):
+        worker.call(_divide, (), 10.0)
+    status, pid, threads = after_a_pause(clarabel_psd, 200)
+    assert status == "optimal" and threads > 1  # its pool started in the child
+    assert after_a_pause(clarabel_psd, 200)[:2] == ("optimal", pid)  # and served the child's next call
+    assert worker.clean()  # nothing of it in this process
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 def test_the_worker_does_not_outlive_a_killed_parent():
     # a parent that started the worker and a child hanging in it, then killed with SIGKILL: both go
     import signal

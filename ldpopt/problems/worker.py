@@ -1,12 +1,14 @@
-"""A clean process that forks one child per foreign call: started once (a fresh interpreter, never a
-fork of this process), so a child never inherits a solver's thread pool, a lock held by another
-thread, or a crash's aftermath. Notes: docs/notes/problems.md, "ldpopt.problems.worker".
+"""A clean process that serves each foreign call in a child of its own: started once (a fresh
+interpreter, never a fork of this process), it keeps one child forked and waiting, so a call pays a
+socket round trip and the pickling, and a child never inherits a solver's thread pool, a lock held
+by another thread, or a crash's aftermath. Notes: docs/notes/problems.md, "ldpopt.problems.worker".
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import os
 import pickle
 import select
@@ -18,11 +20,22 @@ import sys
 import threading
 import time
 
-__all__ = ["Crashed", "Raised", "TimedOut", "call", "clean", "server_pid", "shutdown", "start_in_background"]
+__all__ = ["Crashed", "Raised", "TimedOut", "call", "clean", "forks_directly", "server_pid", "shutdown",
+           "start_in_background"]
 
 #: modules the server imports before its first fork, so that each child has them (a child's own
-#: imports are lost with it); a module that is not installed is skipped
-PRELOAD = ("numpy", "scipy.sparse", "scipy.optimize", "cvxpy", "clarabel", "piqp", "osqp", "scs", "highspy")
+#: imports are lost with it: ldpopt's, for a function it is sent by reference, cost 0.26 s a child);
+#: a module that is not installed is skipped. None of them starts a thread.
+PRELOAD = ("numpy", "scipy.sparse", "scipy.optimize", "cvxpy", "clarabel", "piqp", "osqp", "scs", "highspy",
+           "ldpopt.problems.solvers.isolate", "ldpopt.problems.solvers.direct_qp", "ldpopt.problems.constraints.farkas")
+#: calls one child of the server serves before it exits (a new one is forked): a bound on what a
+#: solver may keep in it between calls
+CHILD_CALLS = 1000
+#: bytes resident past which a child exits after its call instead of waiting for the next (a large
+#: solve's memory, which the allocator may keep, is not held between calls)
+CHILD_MEMORY = 1 << 30
+#: children of the server kept waiting for a call at most (more were forked while calls overlapped)
+IDLE_MAX = 2
 #: seconds a call waits between looks at the clock
 _POLL = 0.05
 #: seconds a call waits for the server to start before giving up (its start measured 1.0-2.5 s on a
@@ -56,6 +69,26 @@ def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
     return bytes(out)
 
 
+#: a control message: one byte (``r`` a call's socket passed along, ``w`` kill and reap a child and
+#: answer its status) and a pid (0 for ``r``)
+_MSG = struct.Struct("<cq")
+
+
+def _recv_msg(sock: socket.socket) -> tuple[bytes, int, list[int]] | None:
+    """One control message (kind, pid, the file descriptors passed with it); None at the end."""
+    buf, fds = b"", list[int]()
+    while len(buf) < _MSG.size:
+        chunk, got, _, _ = socket.recv_fds(sock, _MSG.size - len(buf), 1)
+        if not chunk:
+            for f in got + fds:
+                os.close(f)
+            return None
+        buf += chunk
+        fds += got
+    kind, pid = _MSG.unpack(buf)
+    return kind, pid, fds
+
+
 def _recv_frame(sock: socket.socket) -> bytes | None:
     head = _recv_exactly(sock, 8)
     return None if head is None else _recv_exactly(sock, struct.unpack("<Q", head)[0])
@@ -71,69 +104,155 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
 
 
-def _child(conn: socket.socket) -> None:
-    """The forked child: read (function, arguments), run, send ("ok", value) or ("error", text)."""
+def _resident() -> int:
+    """This process's resident bytes (Linux's /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _serve_one(conn: socket.socket) -> bool:
+    """One call on ``conn``: read (function, arguments), run, send ("ok", value) or ("error", text).
+    Whether it answered "ok" (an error, or a caller gone, retires the child)."""
+    body = _recv_frame(conn)
+    if body is None:
+        return False
+    try:
+        fn, args, kwargs = pickle.loads(body)
+        out = ("ok", fn(*args, **kwargs))
+    except BaseException as exc:  # noqa: BLE001 - reported to the caller as text
+        out = ("error", f"{type(exc).__name__}: {exc}")
+    try:
+        data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # noqa: BLE001 - an answer that cannot travel
+        out = ("error", f"the answer could not be sent: {type(exc).__name__}: {exc}")
+        data = pickle.dumps(out)
+    conn.sendall(_frame(data))
+    return out[0] == "ok"
+
+
+def _child(link: socket.socket) -> None:
+    """A child of the server: it waits on ``link`` for a call's socket, serves the call
+    (:func:`_serve_one`), says ``i`` (idle) on ``link`` and waits for the next, up to
+    :data:`CHILD_CALLS` calls; it exits after a call that did not answer "ok" or left it holding
+    more than :data:`CHILD_MEMORY`, and when the server closes ``link``. It never forks, so a solver's thread pool started here serves its next calls."""
     code = 0
     try:
         _die_with_parent()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        body = _recv_frame(conn)
-        if body is None:
-            raise EOFError
-        try:
-            fn, args, kwargs = pickle.loads(body)
-            out = ("ok", fn(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - reported to the caller as text
-            out = ("error", f"{type(exc).__name__}: {exc}")
-        try:
-            data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # noqa: BLE001 - an answer that cannot travel
-            data = pickle.dumps(("error", f"the answer could not be sent: {type(exc).__name__}: {exc}"))
-        conn.sendall(_frame(data))
-    except BaseException:  # noqa: BLE001 - the caller sees the socket close without an answer
+        for _ in range(CHILD_CALLS):
+            _, fds, _, _ = socket.recv_fds(link, 1, 1)
+            if not fds:
+                break
+            with socket.socket(fileno=fds[0]) as conn:
+                if not _serve_one(conn) or _resident() > CHILD_MEMORY:
+                    break
+            link.sendall(b"i")
+    except BaseException:  # noqa: BLE001 - the server closed the link, or the caller went
         code = 1
     finally:
         os._exit(code)
 
 
 def serve(fd: int) -> None:
-    """The server's loop on the control socket ``fd``: ``b"r"`` with a socket passed along (a call's
-    own connection) forks a child serving it and answers its pid; ``b"w"`` + pid reaps that child and
-    answers its wait status. Exits when the caller's end closes (the caller died or shut it down),
-    killing its children first."""
+    """The server's loop on the control socket ``fd``. Its children (:func:`_child`) serve one call
+    at a time and wait for the next; it keeps one waiting, forked while no message waits, so that a
+    fork is off the callers' path: ``r`` with a socket passed along (a call's own connection)
+    hands that socket to a waiting child and answers its pid; ``w`` + pid kills that child (its
+    caller gave up on it) unless it already waits again, reaps it and answers its wait status. A child that says ``i`` waits again (at most
+    :data:`IDLE_MAX` wait; others are retired); one that exits is reaped. Exits when the caller's
+    end closes (the caller died or shut it down), killing its children."""
     ctl = socket.socket(fileno=fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in PRELOAD:
         with contextlib.suppress(Exception):
             __import__(name)
-    children: set[int] = set()
+    links: dict[int, socket.socket] = {}  # every live child's link, by pid
+    idle: list[int] = []                   # the children waiting for a call, oldest first
+    exited: dict[int, int] = {}            # wait statuses of children reaped before a ``w`` asked
+
+    def fork_child() -> int:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        gc.freeze()  # the server's objects out of the child's collections: fewer pages copied on write
+        pid = os.fork()
+        if pid == 0:
+            ctl.close()
+            mine.close()
+            for other in links.values():
+                other.close()
+            _child(theirs)
+        theirs.close()
+        links[pid] = mine
+        return pid
+
+    def drop(pid: int) -> int:
+        """Child ``pid`` forgotten, its link closed, and reaped: its wait status."""
+        if pid in exited:
+            return exited.pop(pid)
+        link = links.pop(pid, None)
+        if pid in idle:
+            idle.remove(pid)
+        if link is None:
+            return -1
+        link.close()
+        try:
+            return os.waitpid(pid, 0)[1]
+        except ChildProcessError:
+            return -1
+
     ctl.sendall(b"ready\n")
     try:
         while True:
-            msg, fds, _, _ = socket.recv_fds(ctl, 64, 1)
-            if not msg:
+            if not idle and not select.select([ctl], [], [], 0)[0]:
+                idle.append(fork_child())  # between calls, or while one runs
+            ready, _, _ = select.select([ctl, *links.values()], [], [])
+            for link in ready:
+                if link is ctl:
+                    continue
+                pid = next(k for k, v in links.items() if v is link)
+                if link.recv(16):  # "i": it answered and waits again
+                    if pid not in idle:
+                        idle.append(pid)
+                    while len(idle) > IDLE_MAX:
+                        drop(idle[0])  # its link closed: it exits
+                else:  # it exited (an error answered, its calls used up, or killed)
+                    exited[pid] = drop(pid)
+            if ctl not in ready:
+                continue
+            got = _recv_msg(ctl)
+            if got is None:
                 break
-            if msg[:1] == b"r" and fds:
-                pid = os.fork()
-                if pid == 0:
-                    ctl.close()
-                    _child(socket.socket(fileno=fds[0]))
-                os.close(fds[0])
-                children.add(pid)
+            kind, pid, fds = got
+            if kind == b"r" and fds:
+                pid = -1
+                while pid < 0:
+                    child = idle.pop() if idle else fork_child()  # the most recently used: its caches warm
+                    try:
+                        socket.send_fds(links[child], [b"r"], fds[:1])
+                        pid = child
+                    except OSError:  # a waiting child gone (killed from outside): the next one
+                        exited[child] = drop(child)
+                for f in fds:
+                    os.close(f)
                 ctl.sendall(struct.pack("<q", pid))
-            elif msg[:1] == b"w":
-                pid = struct.unpack("<q", msg[1:9])[0]
-                status = -1
-                if pid in children:
-                    children.discard(pid)
-                    with contextlib.suppress(ChildProcessError):
-                        status = os.waitpid(pid, 0)[1]
+            elif kind == b"w":  # killed here, not by the caller: one that answered and waits again is spared
+                if pid in idle:
+                    status = -1
+                else:
+                    if pid in links:  # alive (one reaped already has its status in ``exited``)
+                        with contextlib.suppress(OSError):
+                            os.kill(pid, signal.SIGKILL)
+                    status = drop(pid)
                 ctl.sendall(struct.pack("<q", status))
             else:
                 for f in fds:
                     os.close(f)
+            if len(exited) > 64:  # statuses nobody asked for (a child retired by itself)
+                exited.clear()
     finally:
-        for pid in children:
+        for pid in links:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         os._exit(0)
@@ -194,23 +313,26 @@ class _Server:
         self.proc = self.ctl = None
 
     def fork_child(self) -> tuple[int, socket.socket]:
+        """A child of the server for one call (the one waiting): its pid and this end of its socket."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             with self.lock:
                 assert self.ctl is not None
-                socket.send_fds(self.ctl, [b"r"], [theirs.fileno()])
+                socket.send_fds(self.ctl, [_MSG.pack(b"r", 0)], [theirs.fileno()])
                 got = _recv_exactly(self.ctl, 8)
         finally:
             theirs.close()
-        if got is None:
+        if got is None or struct.unpack("<q", got)[0] < 0:
             mine.close()
             raise Crashed("the solver worker process died")
         return struct.unpack("<q", got)[0], mine
 
     def reap(self, pid: int) -> int:
+        """Child ``pid`` killed (unless it answered after all and waits again) and reaped by the
+        server; its wait status (-1: unknown)."""
         with self.lock:
             assert self.ctl is not None
-            self.ctl.sendall(b"w" + struct.pack("<q", pid))
+            self.ctl.sendall(_MSG.pack(b"w", pid))
             got = _recv_exactly(self.ctl, 8)
         return -1 if got is None else struct.unpack("<q", got)[0]
 
@@ -227,6 +349,12 @@ def start_in_background() -> None:
 def _quiet_start() -> None:
     with contextlib.suppress(Exception):
         _SERVER.start()
+
+
+def forks_directly() -> bool:
+    """Whether :func:`call` forks this process instead of going to the server: the server is not
+    running yet and this process is :func:`clean`."""
+    return not _SERVER.alive() and clean()
 
 
 def server_pid() -> int | None:
@@ -275,13 +403,16 @@ def clean() -> bool:
 def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solver", kwargs: dict | None = None):
     """``fn(*args, **kwargs)`` in a child process; its (picklable) return value.
 
-    While this process is :func:`clean` (no foreign thread pool yet), the child is a fork of this
-    process (5-8 ms; ``fn`` may be any callable). Otherwise it is a fork of the server, a fresh
-    interpreter started once (at the first such call, and again after it died; its start counts
-    against ``seconds``): ``fn`` travels by reference (a module-level function), the arguments
-    pickled. Raises :class:`TimedOut` at ``seconds`` (the child killed), :class:`Crashed` when the
-    child died without an answer (its signal named), :class:`Raised` with the child's exception text."""
-    if clean():
+    The child is the server's waiting child (:func:`serve`): a fresh interpreter started once (in the
+    background at the first call, and again after it died), which forks its next child while this
+    call runs; ``fn`` travels by reference (a module-level function), the arguments pickled. Until
+    the server has started, a call from a :func:`clean` process (no foreign thread pool) forks this
+    process instead (:func:`forks_directly`; ``fn`` may then be any callable); a call from a process
+    that is not clean waits for the server, its start counted against ``seconds``. Raises
+    :class:`TimedOut` at ``seconds`` (the child killed), :class:`Crashed` when the child died
+    without an answer (its signal named), :class:`Raised` with the child's exception text."""
+    if forks_directly():
+        start_in_background()
         return _forked(fn, args, dict(kwargs or {}), seconds, what)
     start = time.perf_counter()
     if not _SERVER.alive():
@@ -322,13 +453,11 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
             answer = bytes(buf[8:need])
     finally:
         conn.close()
-        if timed_out or answer is None:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        status = -1
         try:
-            status = _SERVER.reap(pid)
+            if timed_out or answer is None:  # killed by the server, its status read (a crash's signal named)
+                status = _SERVER.reap(pid)
         except OSError:
-            status = -1
             _SERVER.stop()
     if timed_out:
         raise TimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (killed)")

@@ -678,7 +678,8 @@ def _active_set_lp(g, M, inner, lo, up, ineq_cols):
     """z = (λ, y_act) minimising the worst KKT sign violation (module docstring); None on failure.
     ``M``: (k+1) × d sparse, row 0 all ones (Σ), then the active rows."""
     import scipy.sparse as sp
-    from scipy.optimize import linprog
+
+    from ..constraints.farkas import highs
 
     keep = (inner | lo | up) & np.isfinite(g)
     idx = np.flatnonzero(keep)
@@ -708,11 +709,9 @@ def _active_set_lp(g, M, inner, lo, up, ineq_cols):
         bounds[j] = (0.0, None)
     c = np.zeros(k1 + 1)
     c[-1] = 1.0
-    try:
-        res = linprog(c, A_ub=A_ub.tocsc(), b_ub=np.concatenate(rhs), bounds=bounds, method="highs")
-    except ValueError:
-        return None
-    return res.x[:k1] if res.status == 0 else None
+    # HiGHS in the worker's child (.constraints.farkas.highs): its failure of any kind is None
+    res = highs(c, dict(A_ub=A_ub.tocsc(), b_ub=np.concatenate(rhs), bounds=bounds), None)
+    return res.x[:k1] if res is not None and res.status == 0 else None
 
 
 def recover_multipliers(sep, st, f, active_tol: float = 0.0):

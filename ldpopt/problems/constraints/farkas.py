@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["MAX_DENSE", "aggregate", "dense_phase_one", "interval_candidates", "phase_one", "refined_phase_one",
+__all__ = ["MAX_DENSE", "aggregate", "dense_phase_one", "highs", "interval_candidates", "phase_one", "refined_phase_one",
            "same_columns", "verify"]
 
 
@@ -203,7 +203,7 @@ def phase_one(Ag, b, ineq, lo_g, up_g, time_limit: float | None = None):
     Ai = sp.hstack([Ag[le], sp.csr_matrix((mi, 2 * me)), -sp.eye(mi)], format="csr") if mi else None
     bounds = np.column_stack([np.concatenate([lo_g, np.zeros(2 * me + mi)]),
                               np.concatenate([up_g, np.full(2 * me + mi, np.inf)])])
-    res = _highs(cost, dict(A_ub=Ai, b_ub=b[le] if mi else None, A_eq=Ae, b_eq=b[eq] if me else None,
+    res = highs(cost, dict(A_ub=Ai, b_ub=b[le] if mi else None, A_eq=Ae, b_eq=b[eq] if me else None,
                             bounds=bounds), time_limit)
     if res is None or res.status != 0:
         return None, None
@@ -222,19 +222,20 @@ HIGHS_NO_LIMIT = 600.0
 
 
 def _linprog(cost, **kwargs):
-    """scipy's ``linprog`` (HiGHS): what :func:`_highs` runs in the worker's child."""
+    """scipy's ``linprog`` (HiGHS): what :func:`highs` runs in the worker's child."""
     from scipy.optimize import linprog
 
     return linprog(cost, **kwargs)
 
 
-def _highs(cost, kwargs: dict, time_limit: float | None):
+def highs(cost, kwargs: dict, time_limit: float | None):
     """scipy's ``linprog(cost, method="highs", **kwargs)`` in a child of the clean worker process
     (:mod:`ldpopt.problems.worker`), so that HiGHS's exception, crash or hang is one failed LP (None),
     never this process's: killed at ``time_limit`` (HiGHS's own limit too) + :data:`HIGHS_GRACE`
-    (:data:`HIGHS_NO_LIMIT` without one).
-    In this process where the worker cannot run (no ``fork``). A call costs 10-15 ms more than in
-    this process (``benchmarks/bench_worker.py``)."""
+    (:data:`HIGHS_NO_LIMIT` without one). Every HiGHS call of a solve goes through here (the exact
+    feasibility decision's LPs, the check's active-set LP).
+    In this process where the worker cannot run (no ``fork``). A call costs 1-3 ms more than in
+    this process (the worker's waiting child; ``benchmarks/bench_worker.py``)."""
     import os
 
     from .. import worker
@@ -242,7 +243,10 @@ def _highs(cost, kwargs: dict, time_limit: float | None):
     opts = dict(kwargs, method="highs",
                 options=None if time_limit is None else {"time_limit": max(float(time_limit), 1e-3)})
     if not hasattr(os, "fork"):
-        return _linprog(cost, **opts)
+        try:
+            return _linprog(cost, **opts)
+        except Exception:  # noqa: BLE001 - HiGHS's failure: one failed LP, nothing claimed
+            return None
     try:
         return worker.call(_linprog, (cost,), HIGHS_NO_LIMIT if time_limit is None else float(time_limit) + HIGHS_GRACE,
                            "HiGHS", kwargs=opts)

@@ -118,8 +118,8 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     out: Any = None  # the solve's plain data (_solve_collect), None after a failure
     try:
         if runs_isolated(name, name in OWN_TIME_LIMIT, ctx.limited):
-            # no time limit of its own (PIQP), or a time-limited solve: a child process, killed at the
-            # limit; a crash there is this attempt's solver_error (:mod:`.isolate`)
+            # every foreign solver: a child process, killed at the limit (CONIC_TIME_LIMIT without
+            # one); a crash there is this attempt's solver_error (:mod:`.isolate`)
             # (its answer is unpacked into this problem's cvxpy objects: one solve at a time, threads)
             with problem.cvxpy_lock:
                 left = ctx.left()

@@ -343,9 +343,8 @@ def solve_direct_qp(problem, solver: str, options: dict, ctx: SolveContext | Non
         The solver's settings (attribute names of ``clarabel.DefaultSettings`` / PIQP's settings, as
         cvxpy passes them): :func:`.attempts.options_for` ``(problem, solver, ...)``.
     ctx : SolveContext or None, default None
-        The solve's context: the solver runs in a child process (:func:`.isolate.runs_isolated`:
-        PIQP always, Clarabel under a time limit) killed at the time limit, and ldpopt's check
-        stops there too. A crash, a time-out or an exception of the solver is a ``"solver_error"``
+        The solve's context: the solver runs in a child process (:func:`.isolate.runs_isolated`),
+        killed at the time limit, and ldpopt's check stops there too. A crash, a time-out or an exception of the solver is a ``"solver_error"``
         (``"user_limit"`` at the limit) Solution without a point.
 
     Returns

@@ -1,5 +1,5 @@
-"""A solver call run where it can be stopped: in a child forked from a clean worker process
-(:mod:`..worker`: a fresh interpreter started once, never a fork of this process), so a solver that
+"""A solver call run where it can be stopped: in a child of a clean worker process (:mod:`..worker`:
+a fresh interpreter started once, never a fork of a process holding solver threads), so a solver that
 ignores the time limit is killed at it, a solver that crashes (a segmentation fault inside its
 C/C++ code) ends one attempt, never the user's process, and a solver's thread pool in this process
 (Clarabel's, after an in-process solve) is never inherited by a child.
@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import copy
 import os
+from types import SimpleNamespace
 
 from .. import worker
 from ..errors import user_code_raised
 
 __all__ = ["ChildError", "SolverCrashed", "SolverTimedOut", "fork_available", "isolated", "run_solver",
-           "runs_isolated", "solved_in_worker", "standing", "stop_standing", "user_code_raised"]
+           "run_solver_raw", "runs_isolated", "solved_in_worker", "solved_raw", "standing", "stop_standing",
+           "user_code_raised"]
 
 
 class SolverCrashed(worker.Crashed):
@@ -37,16 +39,15 @@ def fork_available() -> bool:
 
 
 def runs_isolated(name: str, own_limit: bool, limited: bool) -> bool:
-    """Whether the solver ``name`` runs in a child process: it has no time limit of its own
-    (``own_limit`` False: PIQP, through cvxpy or its own interface), or the solve has a time limit
-    (``limited``); only where ``fork`` exists (:func:`fork_available`). In this process otherwise (Clarabel, OSQP, SCS
-    without ``time_limit``), behind two guards: the solver's own time limit (``CONIC_TIME_LIMIT``
-    when none was given, :mod:`.progress`) and every exception it raises made a ``"solver_error"``
-    attempt (:func:`user_code_raised` tells the user's own apart); a segmentation fault there is
-    not contained. A call costs 10-15 ms more than in this process (the worker's fork and the
-    data's pickling; ``benchmarks/bench_worker.py``)."""
-    return fork_available() and (not own_limit or limited)
-
+    """Whether the solver ``name`` runs in a child process: every foreign solver (Clarabel, PIQP,
+    OSQP, SCS, with or without a time limit of its own, ``own_limit``, and with or without the
+    solve's, ``limited``) wherever ``fork`` exists (:func:`fork_available`), so that its segmentation
+    fault, hang or exception is one failed attempt, never the user's process. A segmentation fault
+    in this process cannot be guarded, so nothing runs here by choice; without ``fork`` (Windows)
+    the solver runs in this process behind its own time limit and the exception handler alone. A
+    call through the worker's waiting child costs 1-3 ms (the pickling and a socket round trip;
+    ``benchmarks/bench_worker.py``)."""
+    return fork_available()
 
 
 def isolated(fn, args: tuple, seconds: float | None, what: str):
@@ -99,6 +100,34 @@ def solved_in_worker(prob, data: dict, chain, inverse, verbose: bool, opts: dict
     rest = copy.copy(chain)
     rest.reductions = list(chain.reductions[:-1]) + [_Done()]
     prob.unpack_results(sol, rest, inverse)
+
+
+#: the fields of a solver's own answer that travel back from :func:`run_solver_raw` (Clarabel's: what
+#: cvxpy's inversion and the phase one read)
+RAW_FIELDS = ("x", "z", "s", "obj_val", "obj_val_dual", "solve_time", "iterations")
+
+
+def run_solver_raw(solver, data: dict, opts: dict):
+    """cvxpy's ``solver.solve_via_data`` on the compiled ``data``: the solver's own answer as plain
+    data (its :data:`RAW_FIELDS` and its status as text), which cvxpy's inversion reads as it reads
+    the solver's object. What :func:`solved_raw` runs in the worker's child."""
+    import numpy as np
+
+    raw = solver.solve_via_data(data, False, False, opts)
+    out = SimpleNamespace(status=str(raw.status))
+    for key in RAW_FIELDS:
+        value = getattr(raw, key, None)
+        setattr(out, key, np.asarray(value, dtype=np.float64) if isinstance(value, (list, np.ndarray)) else value)
+    return out
+
+
+def solved_raw(solver, data: dict, opts: dict, seconds: float, what: str):
+    """:func:`run_solver_raw` in the worker's child (killed after ``seconds``; raises as
+    :func:`isolated`), in this process where there is no ``fork``."""
+    sent = {k: v for k, v in data.items() if k != "param_prob"}
+    if not fork_available():
+        return run_solver_raw(solver, sent, opts)
+    return isolated(run_solver_raw, (solver, sent, opts), seconds, what)
 
 
 class _Done:

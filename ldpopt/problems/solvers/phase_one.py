@@ -12,14 +12,17 @@ import numpy as np
 
 from ..constraints.feasibility import Infeasibility
 from ..errors import user_code_raised
+from .isolate import solved_raw
 
-__all__ = ["MAX_SECONDS", "PHASE_ONE_FLOOR", "PhaseOne", "infeasible_solution", "needs_phase_one", "phase_one",
+__all__ = ["KILL_GRACE", "MAX_SECONDS", "PHASE_ONE_FLOOR", "PhaseOne", "infeasible_solution", "needs_phase_one", "phase_one",
            "pre_check"]
 
 #: smallest dual lower bound on the smallest violation for which the constraints are called infeasible
 PHASE_ONE_FLOOR = 1e-12
 #: the longest the phase one runs (seconds of wall clock; less when the solve's time limit leaves less)
 MAX_SECONDS = 10.0
+#: seconds past Clarabel's own limit after which the phase one's child process is killed
+KILL_GRACE = 0.5
 
 
 @dataclass
@@ -81,7 +84,8 @@ def _solved(problem, prob, named: dict, limit: float, start: float) -> PhaseOne:
 
     try:
         data, chain, inverse = prob.get_problem_data(cp.CLARABEL)
-        raw = chain.solver.solve_via_data(data, False, False, {"time_limit": limit})
+        # in the worker's child (.isolate): a crash or a hang there decides nothing
+        raw = solved_raw(chain.solver, data, {"time_limit": limit}, limit + KILL_GRACE, "Clarabel (phase one)")
         inverse[-1].solver_options = {}
         prob.unpack_results(raw, chain, inverse)
     except Exception as exc:  # noqa: BLE001 - a solver failure decides nothing: the objective is solved as before

@@ -444,14 +444,13 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     (:mod:`.direct_qp`), or None: a user QP of at most ``SMOOTH_QP_SMALL_D`` values (any number with
     polyhedral terms and no Huber term: :func:`_polyhedral`) whose objective was recognised as a
     quadratic plus polyhedral terms (its ``form``, :mod:`.user_forms`); one recognised as a quadratic
-    plus 2-norms (its ``conic_form``): Clarabel in this process (a second-order cone, which PIQP has
-    not) up to ``NORM_DIRECT_MAX_D`` values, in a child under a time limit. PIQP, in this
-    process's standing child (:func:`.isolate.standing`: forked once, killed at a limit, a crash ending
-    it and not the process), at :func:`direct_qp_options`; under a time limit Clarabel (PIQP has none
+    plus 2-norms (its ``conic_form``): Clarabel (a second-order cone, which PIQP has not) up to
+    ``NORM_DIRECT_MAX_D`` values. Each runs in a child of the worker process (:mod:`.isolate`: killed at
+    a limit, a crash ending it and not the process). PIQP at :func:`direct_qp_options`; under a time limit Clarabel (PIQP has none
     of its own), and with polyhedral terms only up to ``QP_SMALL_D`` values (past it Clarabel's answer
     fails ldpopt's check, as on the chain: module docstring). The chain follows where the answer does
     not pass ldpopt's check. Where ``fork`` is missing, Clarabel in this process up to
-    ``DIRECT_CLARABEL_MAX_D`` values. PIQP in the standing child against Clarabel in this process
+    ``DIRECT_CLARABEL_MAX_D`` values. Measured with PIQP in a child and Clarabel in this process
     (``benchmarks/bench_offgrid.py``'s problems, whole call, CPU including the child, min of 5
     interleaved, shared 2-core machine; PIQP-DIRECT / CLARABEL-DIRECT): CLS + 1e-3·TV 6.5 / 7.7 ms at
     d = 10², 8.5 / 19.9 at 10³; pinball 5.7 / 6.5, 6.2 / 16.7, 64 / 149 at 10⁴; CLS + smoothness
@@ -486,10 +485,10 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     >>> kl = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.sum(cp.kl_div(f, np.full(4, 0.25)))
     >>> direct_qp_solver(ldpopt.Problem(est, smooth)), direct_qp_solver(ldpopt.Problem(est, kl))
     ('PIQP', None)
-    >>> ldpopt.Problem(est, smooth).solve().solver   # in this process's standing child
+    >>> ldpopt.Problem(est, smooth).solve().solver   # in a child of the worker process
     'PIQP-DIRECT'
     >>> norm2 = lambda f, e: cp.sum_squares(f - e.f_tilde) + 1e-2 * cp.norm(f - 0.25, 2)
-    >>> direct_qp_solver(ldpopt.Problem(est, norm2))   # a second-order cone: Clarabel in this process
+    >>> direct_qp_solver(ldpopt.Problem(est, norm2))   # a second-order cone: Clarabel
     'CLARABEL'
     """
     if getattr(problem.objective, "conic_form", None) is not None:  # 2-norms: Clarabel (cones), measured

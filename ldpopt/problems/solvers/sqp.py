@@ -155,7 +155,7 @@ class _QP:
             with self.problem.cvxpy_lock:  # one cvxpy solve of this problem's objects at a time (threads)
                 prob.unpack_results(chain.solver.solve_via_data(data, False, verbose, opts), chain, inv)
                 return read()
-        # PIQP (no time limit of its own) or a time-limited solve: the worker's child (.isolate)
+        # every QP solver in the worker's child (.isolate), killed at the limit
         left = self.ctx.left()
         try:
             with self.problem.cvxpy_lock:
