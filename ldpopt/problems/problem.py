@@ -520,9 +520,10 @@ class Problem:
         SCS's and OSQP's own limits with the time left, and each foreign solver in a child process
         killed at the limit; ldpopt's routes check their clock; no solver starts after it), and
         ldpopt's check stops at it too, keeping what it verified (feasibility) and claiming no
-        optimality (``"optimal_unverified"``). PIQP, which has no limit of its own, always runs in a
-        child process (:mod:`.isolate`): a crash there is a ``"solver_error"`` attempt and the chain
-        goes on; an exception raised inside any solver or route is one failed attempt too, while one
+        optimality (``"optimal_unverified"``). Every foreign solver (Clarabel, PIQP, OSQP, SCS, HiGHS)
+        runs in a child process of ldpopt's worker, with or without a limit, wherever ``fork`` exists
+        (:mod:`.isolate`): a crash there is a ``"solver_error"`` attempt and the chain goes on; an
+        exception raised inside any solver or route is one failed attempt too, while one
         raised by the user's own code (a callable objective, a declared derivative) propagates. The
         ``Problem`` keeps no per-solve state: it may be solved from several threads at once, each
         call with its own limit. On time-out the best point checked is returned with status
