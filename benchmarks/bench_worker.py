@@ -26,7 +26,6 @@ default 15; ``--before REV``, default the merge base with main).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -36,9 +35,10 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+import _harness as H  # benchmarks/ is the script's folder
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-OUT = HERE / "results"
 SIZES = (100, 1_000, 10_000)
 SOLVERS = ("CLARABEL", "OSQP", "SCS")
 
@@ -155,36 +155,41 @@ def run_tree(tree: Path, reps: int, ab: bool = False) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def main(argv: list[str] | None = None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=15)
+def parser():
+    ap = H.parser(__doc__)
+    ap.add_argument("--reps", type=int, default=15, help="calls per cell")
     ap.add_argument("--before", default=None, help="git revision of the 'before' tree (default: merge base with main)")
     ap.add_argument("--markdown-only", action="store_true", help="rewrite worker.md from worker.json, run nothing")
-    a = ap.parse_args(argv)
+    return ap
+
+
+def run(quick: bool = False, **opts) -> dict:
+    a = H.options(parser(), "bench_worker.py", quick, opts)
+    reps = 2 if a.quick else a.reps
+    out_dir = H.results_dir(a)
     if a.markdown_only:
-        out = json.loads((OUT / "worker.json").read_text())
-        write_markdown(out)
+        out = json.loads((out_dir / "worker.json").read_text())
+        write_markdown(out, out_dir)
         return out
     rev = a.before or subprocess.run(["git", "-C", str(REPO), "merge-base", "HEAD", "main"], capture_output=True,
                                      text=True, check=True).stdout.strip()
     out = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared)",
            "python": platform.python_version(), "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
-           "command": "PYTHONPATH=. python benchmarks/bench_worker.py" + (f" --reps {a.reps}" if a.reps != 15 else ""),
-           "before_rev": rev, "reps": a.reps}
+           "command": "PYTHONPATH=. " + a.command, "before_rev": rev, "reps": reps}
     with tempfile.TemporaryDirectory() as tmp:
         tar = subprocess.run(["git", "-C", str(REPO), "archive", rev, "ldpopt"], check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
-        out["before"] = run_tree(Path(tmp), a.reps)
-    out["after"] = run_tree(REPO, a.reps, ab=True)
+        out["before"] = run_tree(Path(tmp), reps)
+    out["after"] = run_tree(REPO, reps, ab=True)
     out["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    OUT.mkdir(exist_ok=True)
-    (OUT / "worker.json").write_text(json.dumps(out, indent=1) + "\n")
-    write_markdown(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "worker.json").write_text(json.dumps(out, indent=1) + "\n")
+    write_markdown(out, out_dir)
     return out
 
 
-def write_markdown(out: dict) -> None:
-    """``results/worker.md`` from the run's record ``out``."""
+def write_markdown(out: dict, out_dir: Path) -> None:
+    """``worker.md`` in ``out_dir`` from the run's record ``out``."""
     md = ["# The isolation's cost (benchmarks/bench_worker.py)", "",
           (f"{out['machine']}, load average {out['loadavg_at_start']} at the start, {out['loadavg_at_end']} at the "
            f"end; before = {out['before_rev'][:10]} (the merge base), after = this checkout; {out['reps']} calls per "
@@ -216,8 +221,8 @@ def write_markdown(out: dict) -> None:
         for r in out["after"]["ab"]:
             md.append(f"| {r['d']:,} | {r['in this process wall_ms']:.1f} | {r['worker wall_ms']:.1f} | "
                       f"{r['in this process cpu_ms']:.1f} | {r['worker cpu_ms']:.1f} |")
-    (OUT / "worker.md").write_text("\n".join(md) + "\n")
+    (out_dir / "worker.md").write_text("\n".join(md) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    H.cli(parser(), run)
