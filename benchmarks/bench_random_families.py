@@ -103,7 +103,7 @@ def objective_at(fam, f) -> float | None:
         return None
 
 
-def measure(fam, call_limit: float, rounds: int = 1) -> dict:
+def measure(fam, call_limit: float, rounds: int = 1, scale: float | None = None) -> dict:
     """One family: every contender once per round, interleaved (the minimum CPU kept); the reference;
     validity; the ratio."""
     is_qp = fam.cvxpy_problem()[0].is_qp()
@@ -111,7 +111,7 @@ def measure(fam, call_limit: float, rounds: int = 1) -> dict:
 
     def ld_call():
         try:
-            return fam.ldpopt_problem().solve(time_limit=call_limit, progress=False)
+            return fam.ldpopt_problem(scale).solve(time_limit=call_limit, progress=False)
         except Exception as exc:  # noqa: BLE001 - a library exception escaping solve(): recorded, no ratio
             return exc
 
@@ -174,6 +174,8 @@ def parser():
                     help="the constraints as drawn, or one written as a PSD / second-order cone")
     ap.add_argument("--rounds", default="2,2,1", help="rounds per size (minimum CPU kept), in --d's order")
     ap.add_argument("--call-limit", type=float, default=30.0, help="each plain solver's own time limit, seconds")
+    ap.add_argument("--scale", type=float, default=None,
+                    help="Problem(..., scale=S) for ldpopt's call (default: ldpopt's own, objectives.base.default_scale)")
     ap.add_argument("--src", default=str(ROOT), help="the checkout to import ldpopt from")
     ap.add_argument("--name", default="random_families", help="results file name (NAME.json, NAME.md)")
     return ap
@@ -220,7 +222,7 @@ def run(quick: bool = False, **opts) -> dict:
             fam = ps.draw_family(sd, d)
             if args.cone_form != "grammar":
                 fam = cone_written(fam, args.cone_form)
-            row = {"d": d, "seed": sd, **measure(fam, args.call_limit, rounds[min(j, len(rounds) - 1)])}
+            row = {"d": d, "seed": sd, **measure(fam, args.call_limit, rounds[min(j, len(rounds) - 1)], args.scale)}
             rows.append(row)
             ld = row["contenders"]["ldpopt"]
             print(f"d={d:>6d} seed={sd} ldpopt {ld['cpu_s']:7.3f} s {ld['status']:>18s} {ld['solver']!s:>14s} | "

@@ -54,15 +54,16 @@ class Row:
 class Span:
     """A headline row over a grid of settings: every entry of the list at ``rows`` (a path of keys)
     whose fields equal ``where`` is one setting; the ratio ``anchor`` / ``ldpopt`` (two fields of
-    the entry) is shown as min – median – max over them, the extremes with their ``setting`` (the
-    entry's fields named there), and the two times as their ranges. ``label`` names the anchor."""
+    the entry, or a tuple of keys into its nested dicts) is shown as min – median – max over them,
+    the extremes with their ``setting`` (the entry's fields named there), and the two times as their
+    ranges. ``label`` names the anchor."""
 
     work: str
     file: str
     rows: tuple
     where: dict
-    ldpopt: str
-    anchor: str
+    ldpopt: str | tuple
+    anchor: str | tuple
     label: str
     setting: tuple
     command: str
@@ -74,7 +75,7 @@ class Span:
         out = []
         for e in found if isinstance(found, list) else []:
             if isinstance(e, dict) and all(e.get(k) == v for k, v in self.where.items()):
-                a, b = e.get(self.anchor), e.get(self.ldpopt)
+                a, b = _field(e, self.anchor), _field(e, self.ldpopt)
                 if all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in (a, b)) \
                         and b > 0:
                     out.append(e)
@@ -86,12 +87,12 @@ class Span:
         es = self.entries(doc)
         if not es:
             return [self.work, "—", "not measured", "—", f"`{self.command}`", "—", "—"]
-        es = sorted(es, key=lambda e: e[self.anchor] / e[self.ldpopt])
-        r = [e[self.anchor] / e[self.ldpopt] for e in es]
+        es = sorted(es, key=lambda e: _field(e, self.anchor) / _field(e, self.ldpopt))
+        r = [_field(e, self.anchor) / _field(e, self.ldpopt) for e in es]
         p = Pick((), self.what)
 
         def span(key):
-            lo, hi = min(e[key] for e in es), max(e[key] for e in es)
+            lo, hi = min(_field(e, key) for e in es), max(_field(e, key) for e in es)
             return _fmt(lo, p) if lo == hi else f"{_fmt(lo, Pick((), ''))}–{_fmt(hi, p)}"
 
         def named(e):
@@ -104,8 +105,16 @@ class Span:
                 f"`{self.command}`", machine_of(doc), date_of(doc)]
 
 
+def _field(entry: dict, key):
+    """An entry's field: ``key`` a name, or a tuple of names into nested dicts (None where absent)."""
+    for k in (key if isinstance(key, tuple) else (key,)):
+        entry = entry.get(k) if isinstance(entry, dict) else None
+    return entry
+
+
 def _times(x: float) -> str:
-    return f"{x:,.{0 if x >= 10 else 1}f}×"
+    """A ratio: whole above 10, one decimal from 1, two below 1 (0.045 is not "0.0×")."""
+    return f"{x:,.{0 if x >= 10 else 1 if x >= 1 else 2}f}×"
 
 
 def _oracle(case, impl, oracle):
@@ -222,6 +231,14 @@ ROWS: tuple[Row | Span, ...] = (
          "from ldpopt's Parquet shards", "billion.json", ("pure_ldp",), {}, "ldpopt_cpu_s_per_report",
          "pure_ldp_cpu_s_per_report", "pure-ldp 1.2.0 `LHServer.aggregate` loop", ("d", "epsilon"),
          "python benchmarks/bench_billion.py"),
+    # -- the whole call on families drawn from cvxpy's grammar, against the best valid plain cvxpy call
+    *(Span(f"`Problem(...).solve()` on 100 random families from cvxpy's grammar (objectives, atoms up to three "
+           f"deep, constraints of every cone), d = {d:,}: the families with a valid plain call", f"{name}.json",
+           ("rows",), {}, ("contenders", "ldpopt", "cpu_s"), ("best_plain", "cpu_s"),
+           "best valid plain cvxpy call", ("seed",),
+           f"python benchmarks/bench_random_families.py --n 100 --d {d} --rounds {r} --seed {seed}")
+      for d, name, r, seed in ((100, "random_families_d100", 2, 1000), (1000, "random_families_d1000", 1, 4000),
+                               (10_000, "random_families_d10000", 1, 5000))),
     # -- closed forms and solvers
     Row("Norm-Sub (closed form of CLS on the simplex), d = 42,178", "solvers.json",
         Pick(("rows", {"d": 42178, "objective": "cls", "solver": "CLARABEL"}, "closed_cpu")),

@@ -230,12 +230,12 @@ class Family:
     f0: np.ndarray
     has_constraints: bool = True
 
-    def ldpopt_problem(self):
+    def ldpopt_problem(self, scale: float | None = None):
         from ldpopt.problems import Problem, Simplex
 
         obj, cons = self.objective, self.constraints
         user = [lambda f, e: {f"c{i}": c for i, c in enumerate(cons(f))}] if self.has_constraints else []
-        return Problem(self.est, lambda f, e: obj(f, e.f_tilde), [Simplex(), *user])
+        return Problem(self.est, lambda f, e: obj(f, e.f_tilde), [Simplex(), *user], scale=scale)
 
     def cvxpy_problem(self):
         """(cp.Problem, f, constraints) as a user writes it in plain cvxpy."""
