@@ -199,9 +199,10 @@ def table(paths) -> str:
             doc = json.load(fh)
         rows += doc["rows"]
         repro += doc.get("reproduction", [])
-    out = [("| workload | d | ε | m | design s | peak MiB | designed: analytic | designed: Base (MC ± s.e.) | "
-            "designed: Norm-Sub | best built-in (its best method) | best built-in MSE ± s.e. | ratio | ε proved |"),
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = [("| workload | d | ε | m | start | steps | stationarity | design s | peak MiB | designed: analytic | "
+            "designed: Base (MC ± s.e.) | designed: Norm-Sub | best built-in (its best method) | "
+            "best built-in MSE ± s.e. | ratio | ε proved |"),
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["workload"], r["d"], r["epsilon"])):
         db, dn = r["designed_mc"]["base"], r["designed_mc"]["norm_sub"]
         best_name, best_method, best = None, None, (float("inf"), 0.0)
@@ -210,7 +211,8 @@ def table(paths) -> str:
                 if b["mc"][m][0] < best[0]:
                     best_name, best_method, best = name, m, tuple(b["mc"][m])
         mine = min(db[0], dn[0])
-        out.append(f"| {r['workload']} | {r['d']} | {r['epsilon']:g} | {r['m']} | {r['design_s']:.1f} | "
+        out.append(f"| {r['workload']} | {r['d']} | {r['epsilon']:g} | {r['m']} | {r['start']} | {r['iterations']} | "
+                   f"{r['stationarity']:.2g} | {r['design_s']:.1f} | "
                    f"{r['design_peak_mb']:.0f} | {r['designed_analytic']:.3g} | {db[0]:.3g} ± {db[1]:.2g} | "
                    f"{dn[0]:.3g} ± {dn[1]:.2g} | {best_name} ({best_method.replace('_', '-')}) | "
                    f"{best[0]:.3g} ± {best[1]:.2g} | {mine / best[0]:.2f} | {'yes' if r['ldp_verified'] else 'NO'} |")
