@@ -10,7 +10,9 @@ hierarchical 5665.56, their optimised 1910.87).
 
 With ``--init best-builtin`` each cell starts from the one built-in channel (of those that
 enumerate in at most 8d outputs: GRR and Hadamard response at d = 1,024) with the lowest starting
-objective — one descent instead of one per start, the affordable choice at large d. The cells run
+objective — one descent instead of one per start. The lower start is not always the better one (at
+d = 1,024, ε = 4 it is GRR's channel, where the descent stops at once): ``--init builtins`` descends
+GRR's and Hadamard response's there for little more. The cells run
 ε-major (every workload at the first ε, then the next), and the results are saved after every cell.
 
     PYTHONPATH=. python benchmarks/bench_design.py --quick
