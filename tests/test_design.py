@@ -251,6 +251,31 @@ def test_design_refuses_bad_arguments():
         D.design("ranges", 1.0, d=4, init=np.ones((3, 4)) / 3)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_builtin_name_starts_from_its_channel(seed):
+    """init="hr" (or any built-in whose outputs enumerate): one descent from that oracle's channel, its
+    own number of outputs kept, never above the channel's objective, ε proved; the same as passing
+    the channel as a matrix."""
+    gen = np.random.default_rng(60 + seed)
+    d = int(gen.integers(3, 9))
+    eps = float(gen.uniform(0.3, 4))
+    workload = ("ranges", "prefixes", "identity")[seed]
+    P = np.asarray(oracles.get("hr", eps, d).output_distribution(), dtype=np.float64).T
+    r = D.design(workload, eps, d=d, iterations=15, init="hr", rng=0)
+    assert r.start == "hr" and r.rows == P.shape[0] == 2 ** math.ceil(math.log2(d + 1))
+    assert r.objective <= D.objective(P, r.gram) * (1 + 1e-6)  # the design runs at ε(1 − 1e-9)
+    assert D.verify_ldp(r.strategy, eps).verified
+    m = D.design(workload, eps, d=d, iterations=15, init=P, rng=0)
+    assert m.objective == pytest.approx(r.objective, rel=1e-7)  # the named start is the channel at ε(1 − 1e-9)
+
+
+def test_a_builtin_name_that_does_not_enumerate_is_refused():
+    with pytest.raises(ValueError, match="init: oue's channel cannot be enumerated at d = 40"):
+        D.design("ranges", 1.0, d=40, init="oue")
+    with pytest.raises(ValueError, match="init must be .* a built-in oracle's name"):
+        D.design("ranges", 1.0, d=4, init=["random", "hadamard"])
+
+
 def test_bits_budget_limits_the_outputs():
     r = D.design("prefixes", 1.0, d=8, max_bits=4, iterations=5, init="random", rng=0)
     assert r.rows <= 16 and r.oracle().bits <= 4

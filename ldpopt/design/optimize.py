@@ -165,7 +165,7 @@ def per_value_error(Q, gram) -> np.ndarray:
     Q = np.asarray(Q, dtype=np.float64)
     G = np.asarray(gram, dtype=np.float64)
     V = reconstruction(Q)
-    h = np.einsum("vy,vw,wy->y", V, G, V)
+    h = np.einsum("vy,vy->y", V, G @ V)  # diag(VᵀGV), with the product on BLAS
     return Q.T @ h - np.diag(G)
 
 
@@ -234,9 +234,14 @@ def project_columns(R, lo, hi) -> np.ndarray:
         raise ValueError(f"bounds admit no distribution: Σlo = {lo.sum()!r}, Σhi = {hi.sum()!r}")
     a = np.min(lo[:, None] - R, axis=0)  # every entry at lo: Σ = Σlo ≤ 1
     b = np.max(hi[:, None] - R, axis=0)  # every entry at hi: Σ = Σhi ≥ 1
+    buf = np.empty_like(R)
     for _ in range(60):  # a fixed number of halvings of the bracket, vectorised over columns
         mid = (a + b) / 2
-        s = np.clip(R + mid, lo[:, None], hi[:, None]).sum(axis=0)
+        # clip(R + mid, lo, hi) in place (the same numbers, without np.clip's temporaries)
+        np.add(R, mid, out=buf)
+        np.maximum(buf, lo[:, None], out=buf)
+        np.minimum(buf, hi[:, None], out=buf)
+        s = buf.sum(axis=0)
         below = s < 1.0
         a = np.where(below, mid, a)
         b = np.where(below, b, mid)
@@ -319,10 +324,13 @@ def design(workload, epsilon: float, d: int | None = None, *, rows: int | None =
     tol : float
         Stop when the objective improves by less than this fraction over 20 steps.
     init : str, array_like (m, d) or list of them, optional
-        Starting points: "random" (the authors' start: uniform entries projected), "grr" (GRR's
-        channel), "builtins" (GRR and every built-in pure oracle whose outputs enumerate in at most
-        max(8d, 256) columns), a strategy matrix; each is descended and the best kept. Default:
-        "random" and "builtins", so the design is never worse than those channels at ε(1 − 10⁻⁹).
+        Starting points: "random" (the authors' start: uniform entries projected), "builtins" (GRR and
+        every built-in pure oracle whose outputs enumerate in at most max(8d, 256) columns), a
+        built-in oracle's name (its channel, e.g. "grr", or "hr" with its :math:`2^{\lceil \log_2 (d+1) \rceil}`
+        outputs: one start instead of every built-in's, the cheap choice at large d), a strategy
+        matrix; each is descended and the best kept. A start other than "random" keeps its own
+        number of outputs (``rows`` and ``max_bits`` size the random start only). Default: "random"
+        and "builtins", so the design is never worse than those channels at ε(1 − 10⁻⁹).
     rng : int or Generator
         Seed of the random start.
 
@@ -334,7 +342,8 @@ def design(workload, epsilon: float, d: int | None = None, *, rows: int | None =
     ------
     ValueError
         On an unknown workload, d < 2, a bad ε, rows < 2, max_bits allowing fewer than 2 outputs,
-        iterations < 1, tol not in [0, 1), or an ``init`` that is not a strategy.
+        iterations < 1, tol not in [0, 1), an ``init`` that is not a strategy, or a built-in name
+        whose channel does not enumerate at this d.
 
     Examples
     --------
@@ -376,42 +385,60 @@ def _grr(d: int, growth: float) -> np.ndarray:
 _MAX_START_OUTPUTS = 256
 
 
-def _builtin_starts(d: int, growth: float) -> list[tuple[str, np.ndarray | None]]:
-    """The channels of the built-in pure oracles whose outputs enumerate in at most max(8d, 256)
-    columns (GRR always; SS, RWS, OUE, HR at small d), at ε(1 − MARGIN)."""
+def _builtin_channel(name: str, d: int, growth: float, max_outputs: int | None = None) -> np.ndarray:
+    """The channel (outputs × d) of the built-in pure oracle ``name`` at ε(1 − MARGIN), its never-seen
+    outputs dropped; ValueError when its outputs do not enumerate (or exceed ``max_outputs``) or it
+    cannot estimate every value."""
     from .. import oracles
 
     eps = float(np.log(growth))
+    try:
+        P = np.asarray(oracles.get(name, eps, d).output_distribution(), dtype=np.float64)
+    except (ValueError, NotImplementedError, MemoryError) as e:
+        raise ValueError(f"init: {name}'s channel cannot be enumerated at d = {d} ({e})") from None
+    if max_outputs is not None and P.shape[1] > max_outputs:
+        raise ValueError(f"init: {name}'s channel has {P.shape[1]} outputs, more than {max_outputs}")
+    Q0 = P.T[P.T.max(axis=1) > 0]
+    if _inverse_information(Q0) is None:
+        raise ValueError(f"init: {name}'s channel cannot estimate every value (QᵀD⁻¹Q is singular)")
+    return Q0
+
+
+def _builtin_starts(d: int, growth: float) -> list[tuple[str, np.ndarray | None]]:
+    """The channels of the built-in pure oracles whose outputs enumerate in at most max(8d, 256)
+    columns (GRR always; SS, RWS, OUE, HR at small d; GRR and HR at d = 1,024), at ε(1 − MARGIN)."""
+    from .. import oracles
+
     out: list[tuple[str, np.ndarray | None]] = [("grr", _grr(d, growth))]
     for name in oracles.available():  # ~10 registered oracles
         if name == "grr":
             continue
         try:
-            P = np.asarray(oracles.get(name, eps, d).output_distribution(), dtype=np.float64)
-        except (ValueError, NotImplementedError, MemoryError):
+            out.append((name, _builtin_channel(name, d, growth, max(8 * d, _MAX_START_OUTPUTS))))
+        except ValueError:
             continue
-        if P.shape[1] > max(8 * d, _MAX_START_OUTPUTS):
-            continue
-        Q0 = P.T[P.T.max(axis=1) > 0]
-        if _inverse_information(Q0) is not None:
-            out.append((name, Q0))
     return out
 
 
 def _starts(init, d: int, growth: float) -> list[tuple[str, np.ndarray | None]]:
     """The starting points: None → the authors' random start and the built-ins' channels (so a design is
     never worse than those: every step decreases the objective); "random", "grr", "builtins", a
-    matrix, or a list of them."""
+    built-in oracle's name (its channel, e.g. "hr"), a matrix, or a list of them."""
+    from .. import oracles
+
     items = ["random", "builtins"] if init is None else (list(init) if isinstance(init, (list, tuple)) else [init])
     out: list[tuple[str, np.ndarray | None]] = []
     for it in items:
         if isinstance(it, str):
-            if it not in ("random", "grr", "builtins"):
-                raise ValueError(f"init must be 'random', 'grr', 'builtins', a strategy matrix or a list of them, got {it!r}")
             if it == "builtins":
                 out += _builtin_starts(d, growth)
-            else:
+            elif it in ("random", "grr"):
                 out.append((it, None if it == "random" else _grr(d, growth)))
+            elif it in oracles.available():
+                out.append((it, _builtin_channel(it, d, growth)))
+            else:
+                raise ValueError(f"init must be 'random', 'builtins', a built-in oracle's name ({', '.join(oracles.available())}), "
+                                 f"a strategy matrix or a list of them, got {it!r}")
             continue
         Q0 = np.array(it, dtype=np.float64)
         if Q0.ndim != 2 or Q0.shape[1] != d or Q0.shape[0] < 2 or not np.all(np.isfinite(Q0)) or np.any(Q0 < 0):
