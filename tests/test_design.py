@@ -281,6 +281,25 @@ def test_bits_budget_limits_the_outputs():
     assert r.rows <= 16 and r.oracle().bits <= 4
 
 
+@pytest.mark.parametrize("d,bits", [(8, 3), (6, 3), (12, 4)])
+def test_bits_budget_is_kept_by_the_default_starts(d, bits):
+    """With the default starts (random and the built-ins' channels), a channel with more outputs than
+    the budget allows is not a start: the design kept has at most 2^bits outputs (HR's has
+    2^⌈log₂(d+1)⌉, more than 2^bits for these d)."""
+    r = D.design("ranges", 1.0, d=d, max_bits=bits, iterations=5, rng=0)
+    assert r.rows <= 2 ** bits and r.oracle().bits <= bits
+
+
+def test_options_a_start_cannot_honour_are_refused():
+    with pytest.raises(ValueError, match="rows sizes the random start only, and init='hr' has none"):
+        D.design("ranges", 1.0, d=8, rows=40, init="hr")
+    with pytest.raises(ValueError, match="max_bits = 3 allows 8 outputs, and the start 'hr' has 16"):
+        D.design("ranges", 1.0, d=8, max_bits=3, init="hr")
+    with pytest.raises(ValueError, match="max_bits = 2 allows 4 outputs, fewer than d = 8"):
+        D.design("ranges", 1.0, d=8, max_bits=2)
+    assert D.design("ranges", 1.0, d=8, rows=9, init=["hr", "random"], iterations=3, rng=0).rows in (9, 16)
+
+
 # -- the designed oracle ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def small():

@@ -329,8 +329,10 @@ def design(workload, epsilon: float, d: int | None = None, *, rows: int | None =
         built-in oracle's name (its channel, e.g. "grr", or "hr" with its :math:`2^{\lceil \log_2 (d+1) \rceil}`
         outputs: one start instead of every built-in's, the cheap choice at large d), a strategy
         matrix; each is descended and the best kept. A start other than "random" keeps its own
-        number of outputs (``rows`` and ``max_bits`` size the random start only). Default: "random"
-        and "builtins", so the design is never worse than those channels at ε(1 − 10⁻⁹).
+        number of outputs: ``rows`` sizes the random start only (refused where there is none), and
+        ``max_bits`` drops the default's built-in channels with more outputs than it allows (refused
+        for a start you name). Default: "random" and "builtins", so the design is never worse than
+        those channels at ε(1 − 10⁻⁹) (those within the budget).
     rng : int or Generator
         Seed of the random start.
 
@@ -354,6 +356,7 @@ def design(workload, epsilon: float, d: int | None = None, *, rows: int | None =
     """
     epsilon = check_epsilon(epsilon, "epsilon")
     G, name, d = _resolve(workload, d)
+    rows_given = rows is not None
     if rows is None:
         rows = 4 * d
     if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 2:
@@ -362,12 +365,15 @@ def design(workload, epsilon: float, d: int | None = None, *, rows: int | None =
         if isinstance(max_bits, bool) or not isinstance(max_bits, (int, float, np.number)) or not max_bits >= 1:
             raise ValueError(f"max_bits must be a number >= 1 (at least two outputs), got {max_bits!r}")
         rows = min(int(rows), int(2 ** float(max_bits)))
+        if rows < d:
+            raise ValueError(f"max_bits = {max_bits!r} allows {rows} outputs, fewer than d = {d}: no strategy with "
+                             "fewer outputs than values estimates every value")
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
         raise ValueError(f"iterations must be an integer >= 1, got {iterations!r}")
     if not 0.0 <= float(tol) < 1.0:
         raise ValueError(f"tol must lie in [0, 1), got {tol!r}")
     growth = float(np.exp(epsilon * (1 - MARGIN)))
-    starts = _starts(init, d, growth)
+    starts = _sized(_starts(init, d, growth), init, rows_given, max_bits, int(rows))
     gen = as_generator(rng)
     start = time.perf_counter()
     with one_thread(d):
@@ -450,6 +456,23 @@ def _starts(init, d: int, growth: float) -> list[tuple[str, np.ndarray | None]]:
     if not out:
         raise ValueError("init must name at least one starting point")
     return out
+
+
+def _sized(starts, init, rows_given: bool, max_bits, rows: int):
+    r"""The starts that ``rows`` and ``max_bits`` allow. ``rows`` sizes the random start only: given
+    with no random start, it is refused (it would be ignored). A ``max_bits`` budget drops the
+    built-ins' channels with more than :math:`2^{\mathtt{max\_bits}}` outputs where ``init`` is the
+    default, and refuses a start the caller named that has more."""
+    if rows_given and all(Q0 is not None for _, Q0 in starts):
+        raise ValueError(f"rows sizes the random start only, and init={init!r} has none (each start keeps "
+                         "its own number of outputs): drop rows or add 'random' to init")
+    if max_bits is None:
+        return starts
+    kept = [(label, Q0) for label, Q0 in starts if Q0 is None or Q0.shape[0] <= rows]
+    if init is not None and len(kept) < len(starts):
+        label, Q0 = next((lb, q) for lb, q in starts if q is not None and q.shape[0] > rows)
+        raise ValueError(f"max_bits = {max_bits!r} allows {rows} outputs, and the start {label!r} has {Q0.shape[0]}")
+    return kept
 
 
 def _run(G, name, d, epsilon, rows, iterations, tol, Q0, label, gen) -> Design:
