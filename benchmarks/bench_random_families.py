@@ -205,6 +205,13 @@ def run(quick: bool = False, **opts) -> dict:
     sys.path.insert(0, args.src)
     import ldpopt
 
+    if Path(args.src).resolve() != ROOT:  # the results name the checkout by its commit, not its path
+        import subprocess
+
+        rev = subprocess.run(["git", "-C", args.src, "rev-parse", "--short=8", "HEAD"], capture_output=True,
+                             text=True, check=False).stdout.strip() or "unknown"
+        args.command = args.command.replace(f"--src {args.src}", f"--src CHECKOUT_OF_{rev}")
+
     ps = _strategies()
     seed = int(time.time()) % 2**31 if args.seed is None else args.seed
     ds = [100] if args.quick else [int(x) for x in args.d.split(",")]

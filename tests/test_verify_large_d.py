@@ -28,10 +28,13 @@ from ldpopt.verify import instances
 
 
 def _no_solve(monkeypatch):
+    # a cvxpy solve in this process, or its compilation for a solver run in the worker's child (the
+    # compilation stays here: what a patch in this process can see)
     def boom(self, *args, **kwargs):
         raise RuntimeError("cvxpy solve on the certificate-only route")
 
     monkeypatch.setattr(cp.Problem, "solve", boom)
+    monkeypatch.setattr(cp.Problem, "get_problem_data", boom)
 
 
 def test_above_the_solver_limit_every_equivalence_is_refereed_by_the_certificate_without_cvxpy(monkeypatch):
