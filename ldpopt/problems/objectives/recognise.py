@@ -901,7 +901,8 @@ def _jacobian(arg, f, d):
             if got is None and (m := _longest_running_sum(arg)) * (m + 1) // 2 > _DENSE_CUMSUM:
                 raise NotRecognised(f"the rows of {_show(arg)} hold a running sum over {m} values, "
                                     f"a dense triangle of {m * (m + 1) // 2:,} entries: left to the cvxpy chain")
-            jac = got.get(f) if got is not None else cvxpy_grad(arg, {}).get(f)  # cvxpy's grad, the common affine nodes without cvxcore
+            # (affine_jacobians already declined here: cvxpy's chain rule, the common affine nodes without cvxcore)
+            jac = got.get(f) if got is not None else _chain_grad(arg, {}).get(f)
             A = sp.csr_array((arg.size, d)) if jac is None else sp.csr_array(jac).T.tocsr()
     finally:
         set_value(f, saved)
