@@ -52,11 +52,26 @@ def needs_phase_one(problem, decision) -> bool:
 
 def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
     """Run the phase one (notes: docs/problems.md) on ``problem`` (its built cvxpy constraints)."""
+    start = time.perf_counter()
+    form = problem.derived("phase one", lambda: _phase_one_form(problem))
+    if isinstance(form, str):
+        return PhaseOne("undecided", why=form)
+    prob, named = form
+    limit = MAX_SECONDS if time_limit is None else max(min(MAX_SECONDS, float(time_limit)), 0.01)
+    with problem.cvxpy_lock:  # the problem's x and duals are set by the solve and read below (threads)
+        return _solved(problem, prob, named, limit, start)
+
+
+def _phase_one_form(problem) -> tuple | str:
+    """The phase one's cvxpy problem, min s over the problem's constraints with each user constraint
+    relaxed by s (an inequality g ≤ s, an equality |h| ≤ s), and its named constraints; or why it
+    cannot be written. Made once per problem (``Problem.derived``): it holds the problem's own cvxpy
+    constraints, so a Parameter's new value reaches it, and cvxpy keeps its compilation between
+    solves (a second solve pays cvxpy's parameter update, not the compilation)."""
     import cvxpy as cp
 
     from ..constraints.base import UserConstraint
 
-    start = time.perf_counter()
     s = cp.Variable(name="phase_one_violation")
     cons, named = [s >= -1.0], {}
     owners = problem.owners
@@ -69,11 +84,8 @@ def phase_one(problem, time_limit: float | None = None) -> PhaseOne:
         elif isinstance(con, cp.constraints.Equality):
             named[name] = cp.abs(con.expr) <= s
         else:
-            return PhaseOne("undecided", why=f"constraint {name!r} is a {type(con).__name__}, not relaxed here")
-    prob = cp.Problem(cp.Minimize(s), cons + list(named.values()))
-    limit = MAX_SECONDS if time_limit is None else max(min(MAX_SECONDS, float(time_limit)), 0.01)
-    with problem.cvxpy_lock:  # the problem's x and duals are set by the solve and read below (threads)
-        return _solved(problem, prob, named, limit, start)
+            return f"constraint {name!r} is a {type(con).__name__}, not relaxed here"
+    return cp.Problem(cp.Minimize(s), cons + list(named.values())), named
 
 
 def _solved(problem, prob, named: dict, limit: float, start: float) -> PhaseOne:
