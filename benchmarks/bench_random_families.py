@@ -103,15 +103,18 @@ def objective_at(fam, f) -> float | None:
         return None
 
 
-def measure(fam, call_limit: float, rounds: int = 1, scale: float | None = None) -> dict:
+def measure(fam, call_limit: float, rounds: int = 1, scale: float | None = None,
+            clarabel_tol: float | None = None) -> dict:
     """One family: every contender once per round, interleaved (the minimum CPU kept); the reference;
-    validity; the ratio."""
+    validity; the ratio. ``scale``, ``clarabel_tol``: ldpopt's call with ``Problem(..., scale=)`` and
+    Clarabel's gap and feasibility tolerances set (default: ldpopt's own)."""
+    own = {} if clarabel_tol is None else {"CLARABEL": dict.fromkeys(("tol_gap_abs", "tol_gap_rel", "tol_feas"), clarabel_tol)}
     is_qp = fam.cvxpy_problem()[0].is_qp()
     row: dict = {"text": fam.text, "qp": bool(is_qp), "rounds": rounds, "contenders": {}}
 
     def ld_call():
         try:
-            return fam.ldpopt_problem(scale).solve(time_limit=call_limit, progress=False)
+            return fam.ldpopt_problem(scale).solve(time_limit=call_limit, progress=False, **own)
         except Exception as exc:  # noqa: BLE001 - a library exception escaping solve(): recorded, no ratio
             return exc
 
@@ -176,6 +179,9 @@ def parser():
     ap.add_argument("--call-limit", type=float, default=30.0, help="each plain solver's own time limit, seconds")
     ap.add_argument("--scale", type=float, default=None,
                     help="Problem(..., scale=S) for ldpopt's call (default: ldpopt's own, objectives.base.default_scale)")
+    ap.add_argument("--clarabel-tol", type=float, default=None,
+                    help="Clarabel's gap and feasibility tolerances in ldpopt's call (default: ldpopt's own, "
+                         "solvers.policy.DEFAULT_SOLVER_OPTIONS)")
     ap.add_argument("--src", default=str(ROOT), help="the checkout to import ldpopt from")
     ap.add_argument("--name", default="random_families", help="results file name (NAME.json, NAME.md)")
     return ap
@@ -229,7 +235,8 @@ def run(quick: bool = False, **opts) -> dict:
             fam = ps.draw_family(sd, d)
             if args.cone_form != "grammar":
                 fam = cone_written(fam, args.cone_form)
-            row = {"d": d, "seed": sd, **measure(fam, args.call_limit, rounds[min(j, len(rounds) - 1)], args.scale)}
+            row = {"d": d, "seed": sd, **measure(fam, args.call_limit, rounds[min(j, len(rounds) - 1)], args.scale,
+                                                     args.clarabel_tol)}
             rows.append(row)
             ld = row["contenders"]["ldpopt"]
             print(f"d={d:>6d} seed={sd} ldpopt {ld['cpu_s']:7.3f} s {ld['status']:>18s} {ld['solver']!s:>14s} | "
