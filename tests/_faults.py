@@ -228,3 +228,9 @@ def clarabel_psd(d: int = 200) -> tuple[str, int, int]:
     prob = cp.Problem(cp.Minimize(cp.sum_squares(y - 1 / d) + cp.quad_form(y, (Q + Q.T) / 2)), [y >= 0, cp.sum(y) == 1])
     prob.solve(solver="CLARABEL")
     return prob.status, os.getpid(), len(os.listdir(f"/proc/{os.getpid()}/task"))
+
+
+def pid_and_size(payload):
+    """(the serving process's pid, the payload's byte count): what a call through the worker
+    measures of where it ran."""
+    return os.getpid(), int(getattr(payload, "nbytes", len(payload)))

@@ -193,11 +193,9 @@ def test_the_worker_serves_calls_and_survives_each_fault_as_one_error(monkeypatc
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 def test_a_child_of_the_worker_serves_call_after_call_its_solver_threads_included(monkeypatch):
-    # a child answers call after call (the most recent waiting one is handed the next call: a pause
-    # lets its "waiting" reach the server); a child whose Clarabel started its thread pool solves
-    # again with it (it is never forked, so no copy waits for threads)
-    import time
-
+    # a child answers call after call (the most recent waiting one is handed the next call); a child
+    # whose Clarabel started its thread pool solves again with it (it is never forked, so no copy
+    # waits for threads)
     from _faults import clarabel_psd
 
     from ldpopt.problems import worker
@@ -210,18 +208,49 @@ def test_a_child_of_the_worker_serves_call_after_call_its_solver_threads_include
 
     before = foreign_threads()  # (earlier tests of this process may have started a pool: not ours to judge)
 
-    def after_a_pause(fn, *args):
-        time.sleep(0.1)
+    def served(fn, *args):
         return worker.call(fn, args, 60.0)
 
-    first = after_a_pause(os.getpid)
-    assert first != os.getpid() and [after_a_pause(os.getpid) for _ in range(3)] == [first] * 3
+    first = served(os.getpid)
+    assert first != os.getpid() and [served(os.getpid) for _ in range(3)] == [first] * 3
     with pytest.raises(worker.Raised, match="ZeroDivisionError"):
         worker.call(_divide, (), 10.0)
-    status, pid, threads = after_a_pause(clarabel_psd, 200)
+    status, pid, threads = served(clarabel_psd, 200)
     assert status == "optimal" and threads > 1  # its pool started in the child
-    assert after_a_pause(clarabel_psd, 200)[:2] == ("optimal", pid)  # and served the child's next call
+    assert served(clarabel_psd, 200)[:2] == ("optimal", pid)  # and served the child's next call
     assert foreign_threads() == before  # nothing of it in this process
+
+
+def test_a_child_says_it_waits_before_its_answer_so_calls_back_to_back_go_to_it(monkeypatch):
+    # the order itself, in this process: once the answer can be read, the child's "waiting" is
+    # already on its link to the server (which reads the link before the caller's next request); a
+    # call that raised retires the child, so it says nothing there
+    import pickle
+    import select
+    import socket
+
+    from _faults import pid_and_size
+
+    from ldpopt.problems import worker
+
+    for fn, args, served_on in ((pid_and_size, (b"abc",), True), (_divide, (), False)):
+        caller, conn = socket.socketpair()
+        server, link = socket.socketpair()
+        body = pickle.dumps((fn, args, {}))
+        caller.sendall(len(body).to_bytes(8, "little") + body)
+        with conn:
+            assert worker._serve_one(conn, link) is served_on
+        kind, _ = pickle.loads(caller.recv(1 << 16)[8:])
+        assert kind == ("ok" if served_on else "error")
+        assert bool(select.select([server], [], [], 0)[0]) is served_on
+        if served_on:
+            assert server.recv(1) == b"i"
+        for end in (caller, server, link):
+            end.close()
+    # through the worker: calls back to back, with no pause, are served by one child
+    monkeypatch.setattr(worker, "forks_directly", lambda: False)
+    pids = {worker.call(pid_and_size, (np.zeros(6000),), 60.0)[0] for _ in range(100)}
+    assert len(pids) == 1 and os.getpid() not in pids, pids
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")

@@ -113,9 +113,12 @@ def _resident() -> int:
         return 0
 
 
-def _serve_one(conn: socket.socket) -> bool:
+def _serve_one(conn: socket.socket, link: socket.socket | None = None) -> bool:
     """One call on ``conn``: read (function, arguments), run, send ("ok", value) or ("error", text).
-    Whether it answered "ok" (an error, or a caller gone, retires the child)."""
+    Whether the child serves on (an error, a caller gone, or more than :data:`CHILD_MEMORY` resident
+    retires it). A child that serves on says ``i`` on ``link`` before it sends the answer, so the
+    server counts it waiting before its caller can ask again: a caller's next call then goes to it
+    rather than to a child forked meanwhile (a fork of the server, a few ms, off and on the path)."""
     body = _recv_frame(conn)
     if body is None:
         return False
@@ -129,15 +132,19 @@ def _serve_one(conn: socket.socket) -> bool:
     except Exception as exc:  # noqa: BLE001 - an answer that cannot travel
         out = ("error", f"the answer could not be sent: {type(exc).__name__}: {exc}")
         data = pickle.dumps(out)
+    on = out[0] == "ok" and _resident() <= CHILD_MEMORY
+    if on and link is not None:
+        link.sendall(b"i")
     conn.sendall(_frame(data))
-    return out[0] == "ok"
+    return on
 
 
 def _child(link: socket.socket) -> None:
     """A child of the server: it waits on ``link`` for a call's socket, serves the call
-    (:func:`_serve_one`), says ``i`` (idle) on ``link`` and waits for the next, up to
-    :data:`CHILD_CALLS` calls; it exits after a call that did not answer "ok" or left it holding
-    more than :data:`CHILD_MEMORY`, and when the server closes ``link``. It never forks, so a solver's thread pool started here serves its next calls."""
+    (:func:`_serve_one`, which says ``i``, idle, on ``link`` where it serves on) and waits for the
+    next, up to :data:`CHILD_CALLS` calls; it exits after a call that did not answer "ok" or left it
+    holding more than :data:`CHILD_MEMORY`, and when the server closes ``link``. It never forks, so a
+    solver's thread pool started here serves its next calls."""
     code = 0
     try:
         _die_with_parent()
@@ -147,9 +154,8 @@ def _child(link: socket.socket) -> None:
             if not fds:
                 break
             with socket.socket(fileno=fds[0]) as conn:
-                if not _serve_one(conn) or _resident() > CHILD_MEMORY:
+                if not _serve_one(conn, link):
                     break
-            link.sendall(b"i")
     except BaseException:  # noqa: BLE001 - the server closed the link, or the caller went
         code = 1
     finally:
