@@ -113,12 +113,14 @@ def _resident() -> int:
         return 0
 
 
-def _serve_one(conn: socket.socket, link: socket.socket | None = None) -> bool:
+def _serve_one(conn: socket.socket, link: socket.socket | None = None, last: bool = False) -> bool:
     """One call on ``conn``: read (function, arguments), run, send ("ok", value) or ("error", text).
-    Whether the child serves on (an error, a caller gone, or more than :data:`CHILD_MEMORY` resident
-    retires it). A child that serves on says ``i`` on ``link`` before it sends the answer, so the
-    server counts it waiting before its caller can ask again: a caller's next call then goes to it
-    rather than to a child forked meanwhile (a fork of the server, a few ms, off and on the path)."""
+    Whether the child serves on (an error, a caller gone, more than :data:`CHILD_MEMORY` resident, or
+    ``last``, its :data:`CHILD_CALLS`-th call, retires it). A child that serves on says ``i`` on
+    ``link`` before it sends the answer, so the server counts it waiting before its caller can ask
+    again: a caller's next call then goes to it rather than to a child forked meanwhile (a fork of
+    the server, a few ms, off and on the path). One that retires says nothing: a call handed to it
+    would find it gone."""
     body = _recv_frame(conn)
     if body is None:
         return False
@@ -132,7 +134,7 @@ def _serve_one(conn: socket.socket, link: socket.socket | None = None) -> bool:
     except Exception as exc:  # noqa: BLE001 - an answer that cannot travel
         out = ("error", f"the answer could not be sent: {type(exc).__name__}: {exc}")
         data = pickle.dumps(out)
-    on = out[0] == "ok" and _resident() <= CHILD_MEMORY
+    on = out[0] == "ok" and not last and _resident() <= CHILD_MEMORY
     if on and link is not None:
         link.sendall(b"i")
     conn.sendall(_frame(data))
@@ -149,12 +151,12 @@ def _child(link: socket.socket) -> None:
     try:
         _die_with_parent()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        for _ in range(CHILD_CALLS):
+        for k in range(CHILD_CALLS):
             _, fds, _, _ = socket.recv_fds(link, 1, 1)
             if not fds:
                 break
             with socket.socket(fileno=fds[0]) as conn:
-                if not _serve_one(conn, link):
+                if not _serve_one(conn, link, last=k == CHILD_CALLS - 1):
                     break
     except BaseException:  # noqa: BLE001 - the server closed the link, or the caller went
         code = 1
@@ -449,7 +451,10 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
             ready, _, _ = select.select([conn], [], [], _POLL if left is None else min(_POLL, left))
             if not ready:
                 continue
-            chunk = conn.recv(1 << 20)
+            try:
+                chunk = conn.recv(1 << 20)
+            except OSError:  # reset by a child gone without reading the call: as a crash
+                break
             if not chunk:
                 break
             buf += chunk
