@@ -234,6 +234,7 @@ def test_a_child_says_it_waits_before_its_answer_so_calls_back_to_back_go_to_it(
 
     from ldpopt.problems import worker
 
+    monkeypatch.setattr(worker, "_resident", lambda: 0)  # this process's own size is not the child's
     for fn, args, last, served_on in ((pid_and_size, (b"abc",), False, True), (_divide, (), False, False),
                                       (pid_and_size, (b"abc",), True, False)):
         caller, conn = socket.socketpair()
@@ -251,6 +252,7 @@ def test_a_child_says_it_waits_before_its_answer_so_calls_back_to_back_go_to_it(
             end.close()
     # through the worker: calls back to back, with no pause, are served by one child, and past its
     # CHILD_CALLS by the next, every call answered
+    monkeypatch.undo()
     monkeypatch.setattr(worker, "forks_directly", lambda: False)
     pids = [worker.call(pid_and_size, (np.zeros(6000),), 60.0)[0] for _ in range(worker.CHILD_CALLS + 100)]
     changes = sum(a != b for a, b in zip(pids, pids[1:]))
