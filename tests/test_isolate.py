@@ -250,6 +250,18 @@ def test_a_child_says_it_waits_before_its_answer_so_calls_back_to_back_go_to_it(
             assert server.recv(1) == b"i"
         for end in (caller, server, link):
             end.close()
+    # a caller gone before its answer (it stopped waiting at its limit): the child said it waits, and
+    # it does (it keeps nothing of the call)
+    caller, conn = socket.socketpair()
+    server, link = socket.socketpair()
+    body = pickle.dumps((pid_and_size, (b"abc",), {}))
+    caller.sendall(len(body).to_bytes(8, "little") + body)
+    caller.close()
+    with conn:
+        assert worker._serve_one(conn, link) is True
+    assert server.recv(1) == b"i"
+    server.close()
+    link.close()
     # through the worker: calls back to back, with no pause, are served by one child, and past its
     # CHILD_CALLS by the next, every call answered
     monkeypatch.undo()

@@ -115,12 +115,12 @@ def _resident() -> int:
 
 def _serve_one(conn: socket.socket, link: socket.socket | None = None, last: bool = False) -> bool:
     """One call on ``conn``: read (function, arguments), run, send ("ok", value) or ("error", text).
-    Whether the child serves on (an error, a caller gone, more than :data:`CHILD_MEMORY` resident, or
-    ``last``, its :data:`CHILD_CALLS`-th call, retires it). A child that serves on says ``i`` on
-    ``link`` before it sends the answer, so the server counts it waiting before its caller can ask
-    again: a caller's next call then goes to it rather than to a child forked meanwhile (a fork of
-    the server, a few ms, off and on the path). One that retires says nothing: a call handed to it
-    would find it gone."""
+    Whether the child serves on (an error, more than :data:`CHILD_MEMORY` resident, or ``last``, its
+    :data:`CHILD_CALLS`-th call, retires it; a caller gone before the answer does not). A child that
+    serves on says ``i`` on ``link`` before it sends the answer, so the server counts it waiting
+    before its caller can ask again: a caller's next call then goes to it rather than to a child
+    forked meanwhile (a fork of the server, a few ms, off and on the path). One that retires says
+    nothing: a call handed to it would find it gone."""
     body = _recv_frame(conn)
     if body is None:
         return False
@@ -137,7 +137,10 @@ def _serve_one(conn: socket.socket, link: socket.socket | None = None, last: boo
     on = out[0] == "ok" and not last and _resident() <= CHILD_MEMORY
     if on and link is not None:
         link.sendall(b"i")
-    conn.sendall(_frame(data))
+    # a caller gone (it stopped waiting at its limit) leaves nothing of its call here: a child that
+    # said it waits, waits
+    with contextlib.suppress(OSError):
+        conn.sendall(_frame(data))
     return on
 
 
