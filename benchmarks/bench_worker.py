@@ -177,9 +177,7 @@ def run(quick: bool = False, **opts) -> dict:
            "python": platform.python_version(), "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
            "command": "PYTHONPATH=. " + a.command, "before_rev": rev, "reps": reps}
     with tempfile.TemporaryDirectory() as tmp:
-        tar = subprocess.run(["git", "-C", str(REPO), "archive", rev, "ldpopt"], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
-        out["before"] = run_tree(Path(tmp), reps)
+        out["before"] = run_tree(H.extract(rev, ["ldpopt"], tmp), reps)
     out["after"] = run_tree(REPO, reps, ab=True)
     out["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     out_dir.mkdir(parents=True, exist_ok=True)

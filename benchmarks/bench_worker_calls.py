@@ -104,9 +104,7 @@ def run(quick: bool = False, **opts) -> dict:
            "python": platform.python_version(), "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
            "command": "PYTHONPATH=. " + a.command, "before_rev": rev, "calls": calls}
     with tempfile.TemporaryDirectory() as tmp:
-        tar = subprocess.run(["git", "-C", str(REPO), "archive", rev, "ldpopt"], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=tar, check=True)
-        out["before"] = run_tree(Path(tmp), calls)
+        out["before"] = run_tree(H.extract(rev, ["ldpopt"], tmp), calls)
     out["after"] = run_tree(REPO, calls)
     out["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     out_dir = H.results_dir(a)
