@@ -1,7 +1,8 @@
-"""The phase one (a second conic solve) runs after the route, and only where the route's answer does
-not show a user's non-affine constraints met (g(f) ≤ the phase one's floor, read independently here
-with numpy): on generated norm balls and energy bounds, a non-empty set is never called infeasible
-and an empty one is still proved ``infeasible``."""
+"""The phase one (a second conic solve) runs after the route, and only where neither the route's
+answer nor the point one least-norm step from it shows a user's non-affine constraints met (g(f) ≤
+the phase one's floor, read independently here with numpy): on generated norm balls and energy
+bounds, a non-empty set is never called infeasible and an empty one is still proved ``infeasible``;
+the step's point lies inside the ball by numpy's own norm, on the simplex."""
 
 import warnings
 from unittest import mock
@@ -13,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from problem_strategies import cases
 
-from ldpopt.problems.check.point import MET_WITHIN, SYSTEM_ROWS, user_rows_met
+from ldpopt.problems.check.point import MET_WITHIN, SYSTEM_ROWS, pulled_in, user_rows_met
+from ldpopt.problems.constraints.feasibility import owned_system, point_feasible
 from ldpopt.problems.solvers import phase_one as P1
 
 
@@ -32,8 +34,11 @@ def test_the_phase_one_runs_only_where_the_answer_does_not_show_the_set_met(case
     sol, ran = _solve(case)
     assert sol.status != "infeasible", sol.message
     prob = case.problem()
-    met = (sol.checks is not None and sol.checks.passed and sol.status in ("optimal", "optimal_unverified")
-           and user_rows_met(prob, sol.f, False))
+    passed = sol.checks is not None and sol.checks.passed and sol.status in ("optimal", "optimal_unverified")
+    inner = pulled_in(prob, sol.f, owned_system(prob)) if passed else None
+    met = passed and (user_rows_met(prob, sol.f, False)
+                      or (inner is not None and user_rows_met(prob, inner, False)
+                          and point_feasible(owned_system(prob), inner)))
     assert ran == (0 if met else 1), (sol.status, ran)
 
 
@@ -70,3 +75,43 @@ def test_user_rows_met_reads_g_at_the_point(d, seed, t):
             assert user_rows_met(prob, f, False) == (g <= 0), g
     assert user_rows_met(prob, np.full(d, np.nan), False) is False
     assert user_rows_met(prob, np.zeros(d), True) is True  # the linear system holds everything
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(d=st.integers(3, 60), seed=st.integers(0, 2**31 - 1), t=st.floats(1e-3, 0.3),
+       out=st.sampled_from([1e-12, 1e-11, 1e-10, 1e-9]), p=st.sampled_from([1.5, 2, 3]))
+def test_a_point_just_outside_a_ball_is_pulled_inside_it_on_the_simplex(d, seed, t, out, p):
+    """A point of the simplex ``out`` outside the p-norm ball ‖f − c‖_p ≤ t (c inside the simplex,
+    f on the segment from c): the step's point is inside by numpy's own norm and on the simplex
+    (sum within 1e-15, no entry below 0 that was not already)."""
+    import ldpopt
+    from ldpopt.problems import Problem, Simplex
+
+    rng = np.random.default_rng(seed)
+    est = ldpopt.oracles.get("grr", 1.0, d).estimate(rng.multinomial(1000, np.full(d, 1.0 / d)), 1000)
+    c = rng.dirichlet(np.full(d, 5.0))
+    prob = Problem(est, "cls", [Simplex(), lambda f, e: cp.pnorm(f - c, p) <= t])
+    v = rng.dirichlet(np.ones(d)) - c  # a direction within the simplex's plane
+    r = t / np.linalg.norm(v, p)
+    f = c + (r + out / np.linalg.norm(v, p)) * v
+    if f.min() <= 1e-6 or np.linalg.norm(f - c, p) - t <= MET_WITHIN:
+        return  # the sphere leaves the simplex there, or rounding put f inside already
+    inner = pulled_in(prob, f, owned_system(prob))
+    assert inner is not None
+    assert np.linalg.norm(inner - c, p) - t < 0, np.linalg.norm(inner - c, p) - t
+    assert abs(inner.sum() - 1) <= 1e-15 and inner.min() > 0
+    assert np.abs(inner - f).max() <= 1e3 * max(out, 1e-11)  # a step of the order of the violation
+
+
+def test_no_step_is_tried_where_the_system_holds_every_constraint_or_a_cone_is_left_out():
+    import ldpopt
+    from ldpopt.problems import Problem, Simplex
+
+    est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([400, 300, 200, 100]), 1000)
+    f = np.full(4, 0.25)
+    affine = Problem(est, "cls", [Simplex(), lambda g, e: g[0] <= 0.3])
+    cone = Problem(est, "cls", [Simplex(), lambda g, e: cp.reshape(g, (2, 2), order="F") >> 0])
+    assert pulled_in(affine, f, owned_system(affine)) is None
+    assert pulled_in(cone, f, owned_system(cone)) is None
+    ball = Problem(est, "cls", [Simplex(), lambda g, e: cp.norm(g - 0.25, 2) <= 0.1])
+    assert pulled_in(ball, np.full(4, np.nan), owned_system(ball)) is None

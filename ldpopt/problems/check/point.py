@@ -1,6 +1,8 @@
 """A problem's cvxpy variable set to a point for the duration of a block: how ldpopt's check and its
 conflict proof evaluate the cvxpy expressions of constraints that have no numpy form (a user's
-callables), at the returned point itself and nowhere else."""
+callables), at the point they judge; whether a point meets a user's constraints that the exact
+linear system leaves out (:func:`user_rows_met`), and a candidate one least-norm step from an answer
+inside them (:func:`pulled_in`), read by the same test before the phase one is skipped."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["MET_WITHIN", "SYSTEM_ROWS", "at_point", "user_rows_met"]
+__all__ = ["MET_WITHIN", "PULL_MAX_ROWS", "SYSTEM_ROWS", "at_point", "pulled_in", "user_rows_met"]
 
 #: the most a user's left-out constraint g(f) ≤ 0 may read above 0 at the point and still count as
 #: met (:func:`user_rows_met`): the phase one's own floor (``solvers.phase_one.PHASE_ONE_FLOOR``; it
@@ -19,6 +21,9 @@ MET_WITHIN = 1e-12
 #: the most rows of one constraint the exact linear system holds (``constraints.feasibility.MAX_LP``,
 #: not imported here: this module sits below the pre-check's chain of imports)
 SYSTEM_ROWS = 10**7
+#: the most rows (the linear system's active ones and the user's entries to pull in) of the least-norm
+#: step of :func:`pulled_in`; past it no step is tried (the phase one decides, as without one)
+PULL_MAX_ROWS = 2_000
 
 
 @contextmanager
@@ -96,8 +101,6 @@ def user_rows_met(problem, f: np.ndarray, complete: bool) -> bool:
     >>> user_rows_met(prob, np.array([0.4, 0.3, 0.3]), False), user_rows_met(prob, np.array([1.0, 0.0, 0.0]), False)
     (True, False)
     """
-    import cvxpy as cp
-
     from ..constraints.base import UserConstraint
 
     if complete:
@@ -105,15 +108,9 @@ def user_rows_met(problem, f: np.ndarray, complete: bool) -> bool:
     f = np.asarray(f, dtype=np.float64)
     if f.shape != (problem.estimate.d,) or not np.all(np.isfinite(f)):
         return False
-    left_out = []
-    for name, con in problem.named_constraints.items():
-        if not isinstance(problem.owners[name][0], UserConstraint):
-            continue
-        if isinstance(con, cp.constraints.Equality) and con.expr.is_affine():
-            continue  # in the linear system (the caller proved it at f) unless too large: see below
-        if not isinstance(con, cp.constraints.Inequality):
-            return False
-        left_out.append(con)
+    left_out = _left_out(problem)
+    if left_out is None:
+        return False
     try:
         with at_point(problem, f):
             for con in left_out:
@@ -125,3 +122,136 @@ def user_rows_met(problem, f: np.ndarray, complete: bool) -> bool:
     # an affine equality is in the system unless it has more rows than the exact LP takes
     return all(con.size <= SYSTEM_ROWS for name, con in problem.named_constraints.items()
                if isinstance(problem.owners[name][0], UserConstraint) and con.expr.is_affine())
+
+
+def pulled_in(problem, f: np.ndarray, system) -> np.ndarray | None:
+    """A candidate point near the answer f (frequency units) that meets the user's left-out
+    constraints with room to spare, or None where no step is tried.
+
+    An interior-point answer meets an active curved constraint of a user's, g(f) ≤ 0, only to its
+    tolerance: g(f) reads 1e-12–1e-9 above 0, more than :data:`MET_WITHIN`, and the phase one (a
+    second conic solve of the whole problem) would run to rule out a set empty by that little. One
+    least-norm step usually moves the answer inside: δ with ∇g_e(f)·δ = −(g_e(f) + τ) for every entry
+    e of a left-out inequality with g_e(f) > −τ (τ = the largest such g_e, at least 1e-11), with
+    every equality row of the linear system, every inequality row within 1e-9 of its right side and
+    every value within 1e-9 of a bound kept where it is (their rows of δ zero). scipy's ``lsqr``
+    from δ = 0 gives the least-norm solution of that system. Where the set has a point strictly
+    inside the curved constraints near f, g(f + δ) ≈ −τ < 0, with ‖δ‖ about τ / ‖∇g‖.
+
+    The candidate is evidence, not a proof: the caller proves it (the linear system non-empty at
+    it, :func:`~ldpopt.problems.constraints.feasibility.point_feasible`, and :func:`user_rows_met`
+    at it), as for the answer itself. The answer returned is f, never the candidate.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem whose user constraints are read (its built cvxpy constraints).
+    f : ndarray (d,)
+        The answer, in frequency units.
+    system : tuple
+        :func:`~ldpopt.problems.constraints.feasibility.owned_system`'s tuple for ``problem``.
+
+    Returns
+    -------
+    ndarray (d,) or None
+        None where the system holds every constraint, a left-out constraint is not an inequality,
+        no entry reads above −τ, a gradient is not available (cvxpy has none at f), the step's
+        system has more than :data:`PULL_MAX_ROWS` rows or ``lsqr`` gives no finite step.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> import numpy as np
+    >>> import ldpopt
+    >>> from ldpopt.problems import Problem, Simplex
+    >>> from ldpopt.problems.constraints.feasibility import owned_system
+    >>> from ldpopt.problems.check.point import pulled_in, user_rows_met
+    >>> est = ldpopt.oracles.get("grr", 1.0, 3).estimate(np.array([500, 300, 200]), 1000)
+    >>> prob = Problem(est, "cls", [Simplex(), lambda f, e: cp.norm(f - 1 / 3, 2) <= 0.1])
+    >>> f = np.array([1 / 3 + 0.1 / np.sqrt(2) + 1e-10, 1 / 3 - 0.1 / np.sqrt(2) - 1e-10, 1 / 3])  # 1e-10 outside
+    >>> g = pulled_in(prob, f, owned_system(prob))
+    >>> user_rows_met(prob, f, False), user_rows_met(prob, g, False), bool(abs(g.sum() - 1) < 1e-15)
+    (False, True, True)
+    """
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import lsqr
+
+    from ..objectives.recognise import cvxpy_grad, numpy_grad
+
+    lo, up, _, _, A, b, ineq, _, _, complete = system
+    f = np.asarray(f, dtype=np.float64)
+    if complete or f.shape != (problem.estimate.d,) or not np.all(np.isfinite(f)):
+        return None
+    left_out = _left_out(problem)
+    if left_out is None:
+        return None
+    x = problem.x
+    memo: dict = {}  # this call's constant Jacobians of the affine nodes (cvxpy_grad)
+    rows: list = []
+    rhs: list = []
+    n_rows = 0
+    try:
+        with at_point(problem, f):
+            values = [np.asarray(con.expr.value, dtype=np.float64).ravel(order="F") for con in left_out]
+            top = max((float(np.max(v, initial=-np.inf)) for v in values), default=-np.inf)
+            if not np.isfinite(top):
+                return None
+            tau = max(top, 1e-11)
+            for con, v in zip(left_out, values):
+                near = np.flatnonzero(v > -tau)
+                if near.size == 0:
+                    continue
+                n_rows += near.size
+                if n_rows > PULL_MAX_ROWS:
+                    return None
+                grad = None
+                if con.expr.size == 1:
+                    grad = numpy_grad(con.expr, x, np.asarray(x.value, dtype=np.float64))
+                    grad = None if grad is None else grad[None, :]
+                if grad is None:
+                    got = cvxpy_grad(con.expr, memo)
+                    jac = None if got is None else got.get(x)
+                    if jac is None:
+                        return None
+                    grad = sp.csr_matrix(jac).T[near] if not sp.issparse(jac) else jac.T.tocsr()[near]
+                rows.append(sp.csr_matrix(grad) / problem.scale)  # ∂g/∂f = ∂g/∂x / s
+                rhs.append(-(v[near] + tau))
+    except Exception:  # noqa: BLE001 - cvxpy cannot evaluate or differentiate it here: no step
+        return None
+    if not rows:
+        return None
+    Af = np.asarray(A @ f).ravel() if A.shape[0] else np.zeros(0)
+    active = np.flatnonzero(~ineq | (Af >= b - 1e-9 * np.maximum(1.0, np.abs(b))))
+    n_rows += active.size
+    if n_rows > PULL_MAX_ROWS:
+        return None
+    free = (f - lo > 1e-9) & (up - f > 1e-9)
+    M = sp.vstack([A[active]] + rows, format="csr")[:, np.flatnonzero(free)]
+    target = np.concatenate([np.zeros(active.size)] + rhs)
+    step = lsqr(M, target, atol=1e-14, btol=1e-14, iter_lim=10 * n_rows + 100)[0]
+    if not np.all(np.isfinite(step)):
+        return None
+    out = f.copy()
+    out[free] += step
+    return out
+
+
+def _left_out(problem) -> list | None:
+    """The user's cvxpy constraints that the exact linear system does not hold as equalities: every
+    ``<=`` of a user's callable (its affine ones are in the system too; a floating-point reading of
+    them costs nothing), or None where a user constraint is neither an affine equality nor an
+    inequality (a cone, a non-affine equality: not read at a point here)."""
+    import cvxpy as cp
+
+    from ..constraints.base import UserConstraint
+
+    left_out = []
+    for name, con in problem.named_constraints.items():
+        if not isinstance(problem.owners[name][0], UserConstraint):
+            continue
+        if isinstance(con, cp.constraints.Equality) and con.expr.is_affine():
+            continue  # in the linear system (the caller proves it at the point) unless too large
+        if not isinstance(con, cp.constraints.Inequality):
+            return None
+        left_out.append(con)
+    return left_out
