@@ -1,6 +1,9 @@
 """The cvxpy chain retries Clarabel once at its own default tolerances (policy.CLARABEL_RETRY) when it
-stops without an answer at ldpopt's tighter ones, before any first-order solver; the retry is one more
-attempt, named in ``Solution.attempts``, and ldpopt's check decides its point."""
+stops without an answer at ldpopt's tighter ones, and, where that retry gives no answer that passes
+either, once more on the problem in your objective's own unit (policy.CLARABEL_UNITS,
+``Problem.rescaled``), before any first-order solver; each retry is one more attempt, named in
+``Solution.attempts``, and ldpopt's check of the problem as posed decides its point (plain cvxpy +
+Clarabel at 1e-10 is the referee here)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import pytest
 from problem_strategies import draw_family
 
 from ldpopt.problems.solvers import routes
-from ldpopt.problems.solvers.policy import CLARABEL_RETRY, CLARABEL_RETRY_NAME
+from ldpopt.problems.solvers.policy import CLARABEL_RETRY, CLARABEL_RETRY_NAME, CLARABEL_UNITS, CLARABEL_UNITS_NAME
 
 
 def _plain(fam, **opts):
@@ -21,21 +24,24 @@ def _plain(fam, **opts):
     return prob, np.asarray(f.value)
 
 
-def _first_clarabel_fails(monkeypatch, status="solver_error"):
-    """Clarabel's first attempt (ldpopt's 1e-10) ends ``status`` without running; the options each
-    Clarabel attempt was given are recorded."""
+def _first_clarabel_fails(monkeypatch, status="solver_error", failing=1):
+    """Clarabel's first ``failing`` attempts (ldpopt's 1e-10, then the retry) end ``status`` without
+    running; the options and the unit each Clarabel attempt was given are recorded (``seen``: the
+    options; ``units``: the scale of the problem it solved)."""
     real, seen = routes.cvxpy_attempt, []
+    units: list[float] = []
 
-    def attempt(problem, name, ctx=None, tight_scs=False, cap=None, route=None):
+    def attempt(problem, name, ctx=None, tight_scs=False, cap=None, route=None, judge=None):
         if name == "CLARABEL":
             seen.append(route)
-            if len(seen) == 1:
+            units.append(problem.scale)
+            if len(seen) <= failing:
                 from ldpopt.problems.solution import Solution
                 return Solution.failed(problem.estimate.d, status, name, problem.objective.name, "injected")
-        return real(problem, name, ctx, tight_scs, cap, route)
+        return real(problem, name, ctx, tight_scs, cap, route, judge=judge)
 
     monkeypatch.setattr(routes, "cvxpy_attempt", attempt)
-    return seen
+    return seen, units
 
 
 @pytest.mark.parametrize("seed", [3, 8, 12])
@@ -47,7 +53,7 @@ def test_a_failed_tight_clarabel_is_retried_at_its_defaults_before_scs(monkeypat
         warnings.simplefilter("ignore")
         if routes.chain_for(prob, None)[:1] != ("CLARABEL",):
             pytest.skip("this family's chain does not start with Clarabel")
-        seen = _first_clarabel_fails(monkeypatch)
+        seen, _ = _first_clarabel_fails(monkeypatch)
         sol = prob.solve()
         ref, f_ref = _plain(fam)
     names = [a["solver"] for a in sol.attempts]
@@ -64,13 +70,13 @@ def test_no_retry_where_the_caller_configured_clarabel_or_the_check_refuted(monk
     fam = draw_family(3, 30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        seen = _first_clarabel_fails(monkeypatch)
+        seen, _ = _first_clarabel_fails(monkeypatch)
         sol = fam.ldpopt_problem().solve(CLARABEL={"tol_feas": 1e-9})
         assert CLARABEL_RETRY_NAME not in [a["solver"] for a in sol.attempts] and len(seen) == 1
-        seen = _first_clarabel_fails(monkeypatch)
+        seen, _ = _first_clarabel_fails(monkeypatch)
         sol = fam.ldpopt_problem().solve(tol_gap_abs=1e-9)
         assert CLARABEL_RETRY_NAME not in [a["solver"] for a in sol.attempts] and len(seen) == 1
-        seen = _first_clarabel_fails(monkeypatch, status="inaccurate")
+        seen, _ = _first_clarabel_fails(monkeypatch, status="inaccurate")
         sol = fam.ldpopt_problem().solve()
         assert CLARABEL_RETRY_NAME not in [a["solver"] for a in sol.attempts] and len(seen) == 1
 
@@ -88,6 +94,64 @@ def test_a_family_clarabel_leaves_at_its_reduced_tolerances_is_answered_by_the_r
     assert sol.status in ("optimal", "optimal_unverified")
     if ref.status == "optimal":
         assert np.max(np.abs(sol.f - f_ref)) < 1e-5
+
+
+@pytest.mark.parametrize("seed", [3, 8, 12, 21])
+def test_two_failed_clarabel_attempts_at_ldpopts_unit_are_followed_by_one_in_your_objectives(monkeypatch, seed):
+    fam = draw_family(seed, 30)
+    prob = fam.ldpopt_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if routes.chain_for(prob, None)[:1] != ("CLARABEL",) or prob.scale == CLARABEL_UNITS:
+            pytest.skip("this family's chain does not start with Clarabel, or its unit is f's own")
+        seen, units = _first_clarabel_fails(monkeypatch, failing=2)
+        sol = prob.solve()
+        ref, f_ref = _plain(fam, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    if not seen:
+        pytest.skip("answered before the cvxpy chain")
+    names = [a["solver"] for a in sol.attempts]
+    assert names[:3] == ["CLARABEL", CLARABEL_RETRY_NAME, CLARABEL_UNITS_NAME], names
+    assert units[:3] == [prob.scale, prob.scale, CLARABEL_UNITS] and seen[2] is None  # ldpopt's own options
+    if sol.success and ref.status == "optimal":
+        assert "SCS" not in names
+        # the answer, in frequency units, against plain cvxpy + Clarabel (the problem as the user wrote it)
+        assert np.max(np.abs(sol.f - f_ref)) < 1e-5
+        assert abs(sol.f.sum() - 1) < 1e-8 and sol.f.min() > -1e-8
+
+
+def test_no_retry_in_your_units_where_the_unit_is_yours_already_or_the_first_retry_did_not_run(monkeypatch):
+    fam = draw_family(3, 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seen, units = _first_clarabel_fails(monkeypatch, failing=2)
+        sol = fam.ldpopt_problem(CLARABEL_UNITS).solve()
+        assert CLARABEL_UNITS_NAME not in [a["solver"] for a in sol.attempts] and len(seen) == 2
+        seen, units = _first_clarabel_fails(monkeypatch, status="inaccurate", failing=2)
+        sol = fam.ldpopt_problem().solve()  # a refuted point: no retry at all
+        assert CLARABEL_UNITS_NAME not in [a["solver"] for a in sol.attempts] and len(seen) == 1
+
+
+@pytest.mark.parametrize("seed", [1, 5, 9])
+def test_a_problem_rescaled_poses_the_same_problem_in_another_unit(seed):
+    """Its answer in frequency units is the original's (both by Clarabel at 1e-10), its constraints
+    carry the same names and owners, and the original keeps its own cvxpy objects."""
+    from ldpopt.problems.solvers.attempts import cvxpy_attempt
+
+    fam = draw_family(seed, 40)
+    prob = fam.ldpopt_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        other = prob.rescaled(0.5 if prob.scale == 1.0 else 1.0)
+        a, b = cvxpy_attempt(prob, "CLARABEL"), cvxpy_attempt(other, "CLARABEL", judge=prob)
+    assert other.scale != prob.scale and other.x is not prob.x
+    assert list(other.named_constraints) == list(prob.named_constraints)
+    assert {k: (id(c), j) for k, (c, j) in other.owners.items()} == {k: (id(c), j) for k, (c, j) in prob.owners.items()}
+    if a.status == "optimal" and b.status == "optimal":
+        assert np.max(np.abs(a.f - b.f)) < 1e-6
+    with pytest.raises(ValueError, match="scale"):
+        prob.rescaled(0.0)
+    with pytest.raises(ValueError, match="scale"):
+        prob.rescaled(float("nan"))
 
 
 if __name__ == "__main__":

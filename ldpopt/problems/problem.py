@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 import warnings
@@ -398,6 +399,50 @@ class Problem:
                     except ValueError:  # NotApplicable too
                         self._compiled = False
         return None if self._compiled is False else self._compiled
+
+    def rescaled(self, scale: float) -> Problem:
+        """The same problem with the solver's unit ``scale`` (its variable x = f/scale): the same
+        estimate, objective and constraints (and their cvxpy Parameters), its own cvxpy problem,
+        multiplier and facts. What a solution of it says in frequency units (f, the duals divided by
+        its multiplier) is a candidate for this problem: the chain's Clarabel retry in your
+        objective's own units reads it so (:func:`~.solvers.routes.in_units_retry`), and this
+        problem's check decides its status. Made once per scale by the caller
+        (:meth:`derived`); this Problem is not changed.
+
+        Parameters
+        ----------
+        scale : float
+            The unit, finite and > 0.
+
+        Returns
+        -------
+        Problem
+
+        Raises
+        ------
+        ValueError
+            ``scale`` not finite and > 0.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import ldpopt
+        >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
+        >>> p = ldpopt.Problem(est, "cls", lambda f, e: f[0] <= 0.4)
+        >>> q = p.rescaled(1.0)
+        >>> q.scale, p.scale != 1.0, list(q.named_constraints) == list(p.named_constraints)
+        (1.0, True, True)
+        """
+        if not (isinstance(scale, (int, float)) and np.isfinite(scale) and scale > 0):
+            raise ValueError(f"scale must be finite and > 0, got {scale!r}")
+        other = copy.copy(self)
+        other.scale = float(scale)
+        other._lock = threading.RLock()
+        other._derived = {}
+        if self._cvx is not None:
+            other._cvx = None
+            other._build()
+        return other
 
     def derived(self, key: str, make):
         """``make()``, a fact derived from this problem's fixed data (its constraints and estimate,

@@ -101,14 +101,18 @@ def options_for(problem, name: str, ctx: SolveContext, route: dict | None = None
 
 
 def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs: bool = False,
-                  cap: float | None = None, route: dict | None = None) -> Solution:
+                  cap: float | None = None, route: dict | None = None, judge=None) -> Solution:
     """One solver, then ldpopt's check; the status says whether the check passed. ``ctx``: the
     solve's context (time limit, verbosity, options; none: no limit). A crash, a time-out or an
     exception of the solver (not the user's own code's: :func:`.isolate.user_code_raised`) is this
     attempt's ``"solver_error"`` / ``"user_limit"``. ``cap``: the solver's own time limit where the
     solve has none (a fallback's budget, :func:`.policy.fallback_budget`). ``route``: options over
-    ldpopt's defaults (:func:`options_for`; the chain's Clarabel retry, :data:`.policy.CLARABEL_RETRY`)."""
+    ldpopt's defaults (:func:`options_for`; the chain's Clarabel retry, :data:`.policy.CLARABEL_RETRY`).
+    ``judge``: the problem whose check decides the status (default ``problem``): the solve's own
+    Problem where ``problem`` is it at another unit (:meth:`~..problem.Problem.rescaled`), whose f
+    and duals in frequency units are candidates for it."""
     ctx = ctx or SolveContext()
+    judge = problem if judge is None else judge
     start = time.perf_counter()
     d = problem.estimate.d
     nan_f = np.full(d, np.nan)
@@ -156,7 +160,7 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     compile_time = out["compile_time"] if out is not None else None
     solve_time = stats["solve_time"] if stats is not None and stats["solve_time"] is not None else (
         wall_solve - (compile_time or 0.0))
-    checks = check_solution(problem, f, duals, deadline=ctx.deadline) if has_point else None
+    checks = check_solution(judge, f, duals, deadline=ctx.deadline) if has_point else None
     message = _MESSAGES.get(status, status)
     if error_text:
         message = f"{message}: {error_text}"
@@ -186,7 +190,7 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     return Solution(f, status, status == "optimal", value, duals, solver=solver_name,
                     iterations=None if stats is None else stats["num_iters"], compile_time=compile_time,
                     solve_time=solve_time, wall_time=time.perf_counter() - start, message=message,
-                    objective=problem.objective.name, checks=checks, infeasibility=infeasibility)
+                    objective=judge.objective.name, checks=checks, infeasibility=infeasibility)
 
 
 def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float | None = None) -> dict:

@@ -13,6 +13,8 @@ from .isolate import fork_available
 __all__ = [
     "CLARABEL_RETRY",
     "CLARABEL_RETRY_NAME",
+    "CLARABEL_UNITS",
+    "CLARABEL_UNITS_NAME",
     "CONE_CHAIN",
     "DEFAULT_SOLVER_OPTIONS",
     "DIRECT_CLARABEL_MAX_D",
@@ -78,6 +80,15 @@ CONE_CHAIN = ("CLARABEL", "SCS")
 CLARABEL_RETRY = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
 #: the retry's name in ``Solution.attempts``
 CLARABEL_RETRY_NAME = "CLARABEL at its default tolerances"
+#: the unit of the chain's second Clarabel retry: your objective's own (the solver's variable f itself,
+#: ``Problem.rescaled``), at ``DEFAULT_SOLVER_OPTIONS`` (at Clarabel's 1e-8 its point misses the
+#: check's 1e-6/d in frequency units), where the retry above at ldpopt's unit gave no answer that
+#: passed ldpopt's check, before any first-order solver; ldpopt's check of the problem as posed
+#: decides its point. Clarabel's path depends on the unit of its variable: measured in
+#: benchmarks/results/random_families_summary.md, "Clarabel in your objective's units"
+CLARABEL_UNITS = 1.0
+#: the second retry's name in ``Solution.attempts``
+CLARABEL_UNITS_NAME = "CLARABEL in your objective's units"
 #: up to this d a quadratic plus 2-norms of affine arguments (:class:`.user_forms.NormUserObjective`) goes
 #: to Clarabel's own interface first (:func:`direct_qp_solver`): faster than the chain's Clarabel at every d
 #: measured, 10² to 10⁵ (module docstring); past 10⁵ nothing was measured, so the chain as before

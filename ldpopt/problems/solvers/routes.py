@@ -32,6 +32,8 @@ from .ipm import solve_ipm
 from .policy import (
     CLARABEL_RETRY,
     CLARABEL_RETRY_NAME,
+    CLARABEL_UNITS,
+    CLARABEL_UNITS_NAME,
     EXP_CONE_CHAIN,
     EXP_CONE_CLARABEL_MAX_D,
     SQP_MIN_D,
@@ -48,7 +50,7 @@ from .simplex_lp import SOLVER as SIMPLEX_LP
 from .simplex_lp import simplex_lp, solve_simplex_lp
 from .sqp import converged, newton_terms, solve_sqp
 
-__all__ = ["ROUTES", "Route", "chain_for", "deferred", "not_infeasible_if_known_feasible", "pre_checked", "settle"]
+__all__ = ["ROUTES", "Route", "chain_for", "deferred", "in_units_retry", "not_infeasible_if_known_feasible", "pre_checked", "settle"]
 
 #: interior-point solvers of the chains (:mod:`.policy`), and the first-order ones after them
 INTERIOR, FIRST_ORDER = frozenset({"CLARABEL", "PIQP"}), frozenset({"SCS", "OSQP"})
@@ -406,6 +408,18 @@ def clarabel_retries(problem, ctx: SolveContext, sol: Solution) -> bool:
     return True
 
 
+def in_units_retry(problem, ctx: SolveContext) -> bool:
+    """Whether the chain runs Clarabel once more, at ldpopt's options, on the problem in your
+    objective's own unit (:data:`.policy.CLARABEL_UNITS`, :meth:`~..problem.Problem.rescaled`), after
+    the retry of :func:`clarabel_retries` gave no answer that passed ldpopt's check and did not end
+    the chain (:func:`first_order_cannot_do_better`): the problem's unit is not that one already and
+    the time limit, if any, has not passed. Clarabel's path
+    depends on the unit of its variable (its scaling and its tolerances are relative to it), so a
+    problem that fails at ldpopt's unit may solve at f's own, as it does in plain cvxpy; the
+    answer's f and duals, in frequency units, are judged by this problem's check."""
+    return problem.scale != CLARABEL_UNITS and not ctx.clock.expired()
+
+
 def first_order_cannot_do_better(sol: Solution, rest, problem) -> str:
     """Why the chain may stop after ``sol`` though it did not pass ("" where it may not): only
     first-order solvers (SCS, OSQP: less accurate points, the same check) are left in ``rest``, ``sol``
@@ -449,10 +463,11 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
     attempts = ctx.attempts
     best = ctx.newton_point  # a smooth objective's Newton point, when that route ran and did not certify
     interior_point = False  # an interior-point solver of the chain has returned a point
-    plan: list[tuple[str, dict | None]] = [(name, None) for name in chain]  # (solver, options over the defaults)
+    # (solver, options over the defaults, the unit where not the problem's own)
+    plan: list[tuple[str, dict | None, float | None]] = [(name, None, None) for name in chain]
     i = 0
     while i < len(plan):
-        name, retry = plan[i]
+        name, retry, units = plan[i]
         i += 1
         # the pre-check's deferred steps before the next solver, unless a point within the check's
         # tolerance is in hand (the set has a point to its resolution; a thinner conflict is still
@@ -477,8 +492,13 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
                 # a first-order fallback after an interior point's answer gets a budget of its own
                 # (an answer it rarely improves is already in hand), within the solve's limit
                 cap = fallback_budget(clock.elapsed()) if not explicit and name in FIRST_ORDER and interior_point else None
-                sol = cvxpy_attempt(problem, name, ctx, not explicit and name == "SCS", cap, retry)
-                if retry is not None:
+                solved = problem if units is None else problem.derived(
+                    f"rescaled {units!r}", lambda unit=units: problem.rescaled(unit))
+                sol = cvxpy_attempt(solved, name, ctx, not explicit and name == "SCS", cap, retry, judge=problem)
+                if units is not None:
+                    sol.message += (f" | {CLARABEL_UNITS_NAME} (the solver's variable f itself), after both "
+                                    "attempts at ldpopt's unit gave no answer that passed (policy.CLARABEL_UNITS)")
+                elif retry is not None:
                     sol.message += (f" | {CLARABEL_RETRY_NAME} (1e-8), after ldpopt's tighter defaults "
                                     "gave no answer (policy.CLARABEL_RETRY)")
                 if cap is not None:
@@ -488,7 +508,8 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
         assert sol.solver is not None  # both routes name their solver
         clock.note(sol.solver, sol.iterations, status=sol.status,
                    **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
-        attempts.append({**_attempt(sol), **({"solver": CLARABEL_RETRY_NAME} if retry is not None else {})})
+        named = CLARABEL_UNITS_NAME if units is not None else CLARABEL_RETRY_NAME if retry is not None else None
+        attempts.append({**_attempt(sol), **({"solver": named} if named is not None else {})})
         # (without a point, the solver's message: a crash, a limit)
         # (answered or failed: SCS after Clarabel's solver_error ran 600 s uncapped at d = 10³)
         interior_point = interior_point or sol.solver in INTERIOR
@@ -501,12 +522,15 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
             # unverifiable objective (a kink, no gradient), and ran to its limits here before
             # (total variation + CLS at d = 1,000: PIQP's point, then 30 s more of Clarabel and OSQP)
             break
-        if retry is None and clarabel_retries(problem, ctx, sol):
-            plan.insert(i, (name, CLARABEL_RETRY))  # one more attempt, named in ``attempts``
+        if retry is None and units is None and clarabel_retries(problem, ctx, sol):
+            plan.insert(i, (name, CLARABEL_RETRY, None))  # one more attempt, named in ``attempts``
             continue
-        if not explicit and (why := first_order_cannot_do_better(sol, [n for n, _ in plan[i:]], problem)):
+        if not explicit and (why := first_order_cannot_do_better(sol, [n for n, _, _ in plan[i:]], problem)):
             sol.message += f" | the chain stops here: only first-order solvers are left, and {why}"
             break
+        if retry is not None and in_units_retry(problem, ctx):
+            plan.insert(i, (name, None, CLARABEL_UNITS))  # and one in your objective's units
+            continue
     if best is None or not (best.success or best.status.startswith("infeasible")):
         best = best_checked([best, ctx.kept])  # every route failed: the best checked point of all of them
     if best is None and clock.expired():
