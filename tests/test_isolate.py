@@ -303,6 +303,16 @@ def test_the_worker_does_not_outlive_a_killed_parent():
     assert time.perf_counter() - t0 < 5.0
 
 
+def test_a_script_that_exits_while_the_worker_starts_prints_nothing():
+    # the worker's server (a fresh interpreter importing the solvers, ~1 s) outlives a short script
+    # that started it; it inherits the script's stderr, which stays open until it exits
+    code = "import time\nfrom ldpopt.problems import worker\nworker.start_in_background()\ntime.sleep(0.2)\n"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert proc.returncode == 0 and proc.stderr == "" and proc.stdout == "", proc.stderr
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 def test_a_limited_solve_after_an_in_process_clarabel_solve_returns_its_answer():
     # Clarabel's thread pool, started in this process by a solve without a limit, is never forked:

@@ -174,7 +174,8 @@ def serve(fd: int) -> None:
     hands that socket to a waiting child and answers its pid; ``w`` + pid kills that child (its
     caller gave up on it) unless it already waits again, reaps it and answers its wait status. A child that says ``i`` waits again (at most
     :data:`IDLE_MAX` wait; others are retired); one that exits is reaped. Exits when the caller's
-    end closes (the caller died or shut it down), killing its children."""
+    end closes (the caller died or shut it down), killing its children, and at once, silently, when
+    that end is gone before the server is ready (a short script that exits while it starts)."""
     ctl = socket.socket(fileno=fd)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in PRELOAD:
@@ -213,7 +214,10 @@ def serve(fd: int) -> None:
         except ChildProcessError:
             return -1
 
-    ctl.sendall(b"ready\n")
+    try:
+        ctl.sendall(b"ready\n")
+    except OSError:  # the caller exited while this server started: nothing to serve, nothing to say
+        os._exit(0)
     try:
         while True:
             if not idle and not select.select([ctl], [], [], 0)[0]:
