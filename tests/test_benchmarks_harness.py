@@ -168,6 +168,33 @@ def test_the_cpu_clock_counts_a_child_process_the_process_clock_misses(mods):
         child.wait()
 
 
+def test_the_cpu_clock_keeps_a_grandchild_reaped_by_a_live_child(mods):
+    """A live child that starts a CPU-burning process of its own and reaps it (as ldpopt's solver
+    worker reaps a child it killed at a time limit): the burnt seconds stay in the clock's difference,
+    never taken out of it."""
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("psutil")
+    _, _, H = mods
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    parent = ("import subprocess, sys, time\nsys.stdin.readline()\n"
+              f"subprocess.run([sys.executable, '-c', {burn!r}], check=True)\n"
+              "print('reaped', flush=True)\ntime.sleep(30)\n")
+    child = subprocess.Popen([sys.executable, "-c", parent], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)  # the child's own start-up, before the first reading
+        c0 = H.cpu_clock()
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline().strip() == "reaped"
+        assert H.cpu_clock() - c0 >= 0.3
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_bench_bayes_times_power_with_its_memos_empty():
     """Power's memos are keyed by content: a second call on one estimate is a lookup. caches_off
     empties both before every timed call."""
