@@ -48,6 +48,17 @@ def _worker_if_needed() -> None:
         start_in_background()
 
 
+def _checked_scale(scale) -> float:
+    """``scale`` as a float, or a one-line error naming it: not a real number, not finite or not > 0."""
+    try:
+        ok = bool(np.isfinite(scale) and scale > 0) and not isinstance(scale, bool)
+    except TypeError:
+        ok = False
+    if not ok:
+        raise ValueError(f"scale must be finite and > 0, got {scale!r}")
+    return float(scale)
+
+
 def _refuse_foreign_data(x, built, named: dict) -> None:
     """Refused when the problem is built (``Problem(...)``), one line naming the part: a cvxpy
     Variable other than f in the objective or a constraint (ldpopt solves over f alone; the
@@ -192,9 +203,7 @@ class Problem:
         if scale is None:
             scale = (default_scale(estimate, floor=self.objective.frequency_floor) if self.objective.scaled
                      else 1.0)
-        elif not (np.isfinite(scale) and scale > 0):
-            raise ValueError(f"scale must be finite and > 0, got {scale!r}")
-        self.scale = float(scale)
+        self.scale = _checked_scale(scale)
         # (x, f, cvxpy problem, named constraints, multiplier, offset): built on first use
         self._cvx: tuple[Any, ...] | None = None
         # the cvxpy objects' values (x.value, the constraints' dual values, cvxpy's compilation
@@ -433,10 +442,9 @@ class Problem:
         >>> q.scale, p.scale != 1.0, list(q.named_constraints) == list(p.named_constraints)
         (1.0, True, True)
         """
-        if not (isinstance(scale, (int, float)) and np.isfinite(scale) and scale > 0):
-            raise ValueError(f"scale must be finite and > 0, got {scale!r}")
+        checked = _checked_scale(scale)
         other = copy.copy(self)
-        other.scale = float(scale)
+        other.scale = checked
         other._lock = threading.RLock()
         other._derived = {}
         if self._cvx is not None:

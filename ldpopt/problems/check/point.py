@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-__all__ = ["MET_WITHIN", "PULL_MAX_ROWS", "SYSTEM_ROWS", "at_point", "pulled_in", "user_rows_met"]
+__all__ = ["HELD_BAND", "MET_WITHIN", "PULL_MAX_ROWS", "SYSTEM_ROWS", "at_point", "pulled_in", "user_rows_met"]
 
 #: the most a user's left-out constraint g(f) ≤ 0 may read above 0 at the point and still count as
 #: met (:func:`user_rows_met`): the phase one's own floor (``solvers.phase_one.PHASE_ONE_FLOOR``; it
@@ -24,6 +24,10 @@ SYSTEM_ROWS = 10**7
 #: the most rows (the linear system's active ones and the user's entries to pull in) of the least-norm
 #: step of :func:`pulled_in`; past it no step is tried (the phase one decides, as without one)
 PULL_MAX_ROWS = 2_000
+#: the entries and rows :func:`pulled_in` holds in place besides those it moves: within this many τ
+#: of their bound (the step, about τ / ‖∇g‖ long, would push a closer one out where its gradient is
+#: larger: an entry 3e-11 inside a constraint read 3.9e-10 outside after a step that held none)
+HELD_BAND = 1e3
 
 
 @contextmanager
@@ -132,11 +136,13 @@ def pulled_in(problem, f: np.ndarray, system) -> np.ndarray | None:
     tolerance: g(f) reads 1e-12–1e-9 above 0, more than :data:`MET_WITHIN`, and the phase one (a
     second conic solve of the whole problem) would run to rule out a set empty by that little. One
     least-norm step usually moves the answer inside: δ with ∇g_e(f)·δ = −(g_e(f) + τ) for every entry
-    e of a left-out inequality with g_e(f) > −τ (τ = the largest such g_e, at least 1e-11), with
-    every equality row of the linear system, every inequality row within 1e-9 of its right side and
-    every value within 1e-9 of a bound kept where it is (their rows of δ zero). scipy's ``lsqr``
-    from δ = 0 gives the least-norm solution of that system. Where the set has a point strictly
-    inside the curved constraints near f, g(f + δ) ≈ −τ < 0, with ‖δ‖ about τ / ‖∇g‖.
+    e of a left-out curved inequality, and a_i·δ = −(r_i + τ) for every inequality row of the linear
+    system (a user's affine ``<=`` among them), whose value g_e(f) or r_i = a_i·f − b_i is above −τ
+    (τ = the largest of them, at least 1e-11); every equality row, every other entry or inequality
+    row within :data:`HELD_BAND` τ of its bound (or 1e-9 of its right side) and every value within
+    1e-9 of a bound kept where it is (their rows of δ zero). scipy's ``lsqr`` from δ = 0 gives the least-norm solution of that system. Where the set
+    has a point strictly inside those constraints near f, g(f + δ) ≈ −τ < 0 to first order, with ‖δ‖
+    about τ / ‖∇g‖.
 
     The candidate is evidence, not a proof: the caller proves it (the linear system non-empty at
     it, :func:`~ldpopt.problems.constraints.feasibility.point_feasible`, and :func:`user_rows_met`
@@ -185,6 +191,10 @@ def pulled_in(problem, f: np.ndarray, system) -> np.ndarray | None:
     left_out = _left_out(problem)
     if left_out is None:
         return None
+    # an affine one is a row of the system, moved with the system's rows (a second row for it would
+    # contradict that one)
+    curved = [con for con in left_out if not con.expr.is_affine()]
+    r = np.asarray(A @ f).ravel() - b if A.shape[0] else np.zeros(0)  # each row's value, ≤ 0 or = 0
     x = problem.x
     memo: dict = {}  # this call's constant Jacobians of the affine nodes (cvxpy_grad)
     rows: list = []
@@ -192,13 +202,14 @@ def pulled_in(problem, f: np.ndarray, system) -> np.ndarray | None:
     n_rows = 0
     try:
         with at_point(problem, f):
-            values = [np.asarray(con.expr.value, dtype=np.float64).ravel(order="F") for con in left_out]
-            top = max((float(np.max(v, initial=-np.inf)) for v in values), default=-np.inf)
+            values = [np.asarray(con.expr.value, dtype=np.float64).ravel(order="F") for con in curved]
+            top = max([float(np.max(v, initial=-np.inf)) for v in values] + [float(np.max(r[ineq], initial=-np.inf))])
             if not np.isfinite(top):
                 return None
             tau = max(top, 1e-11)
-            for con, v in zip(left_out, values):
-                near = np.flatnonzero(v > -tau)
+            band = HELD_BAND * tau  # an entry this close is held, lest the step push it out
+            for con, v in zip(curved, values):
+                near = np.flatnonzero(v > -band)
                 if near.size == 0:
                     continue
                 n_rows += near.size
@@ -215,19 +226,21 @@ def pulled_in(problem, f: np.ndarray, system) -> np.ndarray | None:
                         return None
                     grad = sp.csr_matrix(jac).T[near] if not sp.issparse(jac) else jac.T.tocsr()[near]
                 rows.append(sp.csr_matrix(grad) / problem.scale)  # ∂g/∂f = ∂g/∂x / s
-                rhs.append(-(v[near] + tau))
+                rhs.append(-np.maximum(v[near] + tau, 0.0))  # above -τ: to -τ; the others held
     except Exception:  # noqa: BLE001 - cvxpy cannot evaluate or differentiate it here: no step
         return None
-    if not rows:
+    # the system's rows as the curved entries: an inequality above -τ moved to -τ, equalities and the
+    # other inequalities within the band (or 1e-9 of their right side) held where they are
+    moving = ineq & (r > -tau)
+    active = np.flatnonzero(~ineq | moving | (r >= -np.maximum(band, 1e-9 * np.maximum(1.0, np.abs(b)))))
+    if not rows and not np.any(moving):
         return None
-    Af = np.asarray(A @ f).ravel() if A.shape[0] else np.zeros(0)
-    active = np.flatnonzero(~ineq | (Af >= b - 1e-9 * np.maximum(1.0, np.abs(b))))
     n_rows += active.size
     if n_rows > PULL_MAX_ROWS:
         return None
     free = (f - lo > 1e-9) & (up - f > 1e-9)
     M = sp.vstack([A[active]] + rows, format="csr")[:, np.flatnonzero(free)]
-    target = np.concatenate([np.zeros(active.size)] + rhs)
+    target = np.concatenate([np.where(moving[active], -(r[active] + tau), 0.0)] + rhs)
     step = lsqr(M, target, atol=1e-14, btol=1e-14, iter_lim=10 * n_rows + 100)[0]
     if not np.all(np.isfinite(step)):
         return None
