@@ -327,3 +327,71 @@ def test_a_deferred_decision_without_time_left_is_not_claimed_optimal(monkeypatc
         sol = P.solve(time_limit=3.0)  # room for the route on a loaded machine; the patched step waits out the rest
     assert sol.status == "time_limit" and not sol.success and "not claimed optimal" in sol.message
     assert sol.checks is not None and sol.checks.passed  # the route's point itself passed the check
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(data=st.data(), d=st.integers(2, 6), m=st.integers(1, 8), le=st.booleans())
+def test_rows_of_one_value_read_as_bounds_hold_exactly_where_the_rows_do(data, d, m, le):
+    """Rows a·f_i (≤ or =) r are bounds where every a is a power of two (any exponent, either sign,
+    values repeated, quotients that underflow): at points on, just inside and just outside each r/a,
+    the bounds hold exactly where every row holds in Fractions. Any other coefficient keeps the rows."""
+    import scipy.sparse as sp
+
+    from ldpopt.problems.constraints.feasibility import per_value_bounds
+
+    idx = np.array(data.draw(st.lists(st.integers(0, d - 1), min_size=m, max_size=m)))
+    power = data.draw(st.booleans())
+    exps = data.draw(st.lists(st.integers(-1074, 1000), min_size=m, max_size=m))
+    coef = np.array([np.ldexp(1.0, e) if power else data.draw(st.floats(0.1, 10.0)) for e in exps])
+    coef *= np.array(data.draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=m, max_size=m)))
+    rhs = np.array(data.draw(st.lists(st.floats(-1e300, 1e300, allow_subnormal=True), min_size=m, max_size=m)))
+    M = sp.csr_matrix((coef, idx, np.arange(m + 1)), shape=(m, d))
+    got = per_value_bounds(M, rhs, le)
+    if not all(np.frexp(abs(a))[0] == 0.5 for a in coef):
+        assert got is None
+        return
+    if got is None:  # only a quotient that is not exact keeps power-of-two rows
+        with np.errstate(all="ignore"):
+            q = rhs / coef
+        assert any(not np.isfinite(qk) or Fraction(float(r)) / Fraction(float(a)) != Fraction(float(qk))
+                   for a, r, qk in zip(coef, rhs, q))
+        return
+    lo, up = np.full(d, -np.inf), np.full(d, np.inf)
+    for which, i, v in got:
+        for k, val in zip(i.tolist(), v.tolist()):
+            if which == "lower":
+                lo[k] = max(lo[k], val)
+            else:
+                up[k] = min(up[k], val)
+    near = [float(r / a) for a, r in zip(coef, rhs)]
+    for _ in range(12):
+        f = np.array([data.draw(st.sampled_from(near)) for _ in range(d)])
+        f = np.array([data.draw(st.sampled_from([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)])) for x in f])
+        f = f[np.isfinite(f)] if np.all(np.isfinite(f)) else np.array(near[:1] * d)
+        rows_hold = all((Fraction(float(a)) * Fraction(float(f[k])) <= Fraction(float(r))) if le
+                        else (Fraction(float(a)) * Fraction(float(f[k])) == Fraction(float(r)))
+                        for a, k, r in zip(coef, idx, rhs))
+        assert rows_hold == bool(np.all(lo <= f) and np.all(f <= up)), (f, lo, up)
+
+
+@pytest.mark.parametrize("r", [1e-3, 2e-3])
+def test_an_inf_norm_ball_is_a_box_to_the_exact_decision(r):
+    """‖f − c‖∞ ≤ r (2d rows as cvxpy reads it) is decided as a box: around a point of the simplex
+    feasible before any solver, and proved from the answer without the phase-one LP; shifted so that
+    its upper ends sum below 1, infeasible with the ball named by its bounds."""
+    from unittest import mock
+
+    from ldpopt.problems.constraints import farkas
+
+    d = 4000
+    est = _est(d, 3)
+    c = np.random.default_rng(3).dirichlet(np.ones(d))
+    with mock.patch.object(farkas, "phase_one", side_effect=farkas.phase_one) as lp:
+        sol, _ = _solve(est, "cls", [Simplex(), lambda f, e: cp.norm(f - c, "inf") <= r])
+    assert sol.status == "optimal" and lp.call_count == 0, (sol.status, lp.call_count)
+    assert np.max(np.abs(sol.f - c)) <= r * (1 + 1e-9)
+    u, rho = np.full(d, 1.0 / d), 0.1 / d  # upper ends 1/d - rho / 2 > 0 sum to 0.95 < 1
+    shifted = lambda f, e: cp.norm(f - (u - 1.5 * rho), "inf") <= rho  # noqa: E731
+    sol, _ = _solve(est, "cls", [Simplex(), shifted])
+    assert sol.status == "infeasible" and [a["solver"] for a in sol.attempts] == ["LDPOPT-FEASIBILITY"]
+    assert sol.infeasibility.names == ["sum", "user"] and sol.infeasibility.bounds["user"] == d

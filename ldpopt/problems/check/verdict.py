@@ -862,10 +862,21 @@ class Checks:
 def _move_scale(gfun, f: np.ndarray, grad: np.ndarray) -> float:
     """max_v |∇J(f + 1/d)_v − ∇J(f)_v|: how much the gradient moves when f moves by the frequency
     scale 1/d (the built-ins are separable). ∇J(f) alone can vanish at an interior optimum (GRR's
-    f̃ already sums to 1), which would make any residual look large."""
+    f̃ already sums to 1), which would make any residual look large. 0 where the move is within
+    :data:`MOVE_ROUNDING` ulps of the gradient's size: a part of J blind to a uniform move (a penalty
+    on differences, ``sum_squares(diff(f))``, beside a linear term) changes the gradient by its
+    rounding alone there, and a gap in units of that rounding would fail any answer; J then counts as
+    linear along the move (:func:`_check_smooth` reads the mean |∇J|)."""
     with np.errstate(all="ignore"):
         moved = gfun(f + 1.0 / f.shape[0]) - grad
-        return float(np.max(np.abs(moved), where=np.isfinite(moved), initial=0.0))
+        move = float(np.max(np.abs(moved), where=np.isfinite(moved), initial=0.0))
+        size = float(np.max(np.abs(grad), where=np.isfinite(grad), initial=0.0))
+    return 0.0 if move <= MOVE_ROUNDING * _EPS * size else move
+
+
+#: ulps of max |∇J(f)| within which the gradient's change along the uniform move is its rounding
+#: (:func:`_move_scale`)
+MOVE_ROUNDING = 64
 
 
 def _certificate(problem, f: np.ndarray, duals: dict, given=None, digest: bytes = b"", deadline=None):

@@ -22,7 +22,8 @@ from .farkas import aggregate, dense_phase_one, interval_candidates, phase_one, 
 from .nested_sums import NestedSums
 
 __all__ = ["DEFERRED", "DEFER_MIN_VALUES", "MAX_EXACT", "MAX_LP", "SMALL_POINT_D", "Decision", "Infeasibility",
-           "affine_rows", "decide", "find_infeasibility", "linear_system", "point_feasible", "solver_infeasibility"]
+           "affine_rows", "decide", "find_infeasibility", "linear_system", "per_value_bounds", "point_feasible",
+           "solver_infeasibility"]
 
 #: most rows (and aggregated variables) the pre-check takes: what fits in memory, not a budget
 MAX_LP = 10**7
@@ -101,6 +102,67 @@ def owned_system(problem):
     return got
 
 
+def per_value_bounds(M, rhs, le: bool) -> list | None:
+    """A user's rows M f (≤ if ``le``, else =) rhs as per-value bounds, where every row is one value
+    times a power of two, a·f_i (≤ or =) r: f_i ≤ r/a (a > 0) or f_i ≥ r/a (a < 0), both for =.
+    r/a is exact there (a power of two only moves the exponent; a quotient that under- or overflowed
+    is caught by r/a·a ≠ r and the rows are kept), so the bounds are the same set, stated as
+    ``[(which, indices, values)]`` ("lower" / "upper"); None where a row is not of that form (the
+    rows are then kept as rows). All or none: a constraint's rows stay together, so that an
+    infeasibility certificate names each constraint by its rows' multipliers or by its bounds.
+    Written ``‖f − c‖∞ ≤ r``, ``f[idx] <= v`` or ``(f − g)[idx] >= v``, each row bounds one value, and
+    the exact decision and the proof from an answer read them as bounds: a box, not 2d rows.
+
+    Parameters
+    ----------
+    M : scipy sparse matrix (m × d)
+        The rows.
+    rhs : array_like (m,)
+        Their right sides.
+    le : bool
+        Whether the rows are ≤ (else =).
+
+    Returns
+    -------
+    list of tuple or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from ldpopt.problems.constraints.feasibility import per_value_bounds
+    >>> M = sp.csr_matrix(np.array([[1.0, 0, 0], [0, -2.0, 0]]))
+    >>> [(w, i.tolist(), v.tolist()) for w, i, v in per_value_bounds(M, np.array([0.5, -0.25]), True)]
+    [('upper', [0], [0.5]), ('lower', [1], [0.125])]
+    >>> per_value_bounds(sp.csr_matrix(np.array([[3.0, 0, 0]])), np.array([1.0]), True) is None
+    True
+    """
+    M = sp.csr_matrix(M, dtype=np.float64, copy=True)
+    M.sum_duplicates()
+    M.eliminate_zeros()
+    rhs = np.broadcast_to(np.asarray(rhs, dtype=np.float64), (M.shape[0],))
+    if M.shape[0] == 0 or not np.all(np.diff(M.indptr) == 1):
+        return None
+    a, idx = M.data, M.indices
+    mant, _ = np.frexp(np.abs(a))
+    if not np.all(mant == 0.5):
+        return None
+    with np.errstate(all="ignore"):
+        vals = rhs / a
+        if not (np.all(np.isfinite(vals)) and np.all(vals * a == rhs)):
+            return None
+    up = a > 0
+    out = []
+    for which, sel in (("upper", up if le else np.ones_like(up)), ("lower", ~up if le else np.ones_like(up))):
+        if np.any(sel):
+            # one bound per value, the tightest of its rows (an index array may repeat a value)
+            i, v = idx[sel], vals[sel]
+            order = np.lexsort((v if which == "upper" else -v, i))
+            first = np.r_[True, i[order][1:] != i[order][:-1]]
+            out.append((which, i[order][first], v[order][first]))
+    return out
+
+
 def _parameter_token(problem, c) -> tuple:
     """The values of the cvxpy Parameters in the built constraints of ``c`` (a cache key's part)."""
     token = []
@@ -160,10 +222,15 @@ def _owned_system(problem):
         affine = affine_rows(problem, c)
         complete = complete and len(affine) == sum(1 for n in names if problem.owners[n][0] is c)
         for j, (M, rhs, le) in affine:
-            if M.shape[0] <= MAX_LP:
-                row(M, rhs, le, key[(id(c), j)])
-            else:
+            if M.shape[0] > MAX_LP:
                 complete = False
+                continue
+            as_bounds = per_value_bounds(M, rhs, le)
+            if as_bounds is None:
+                row(M, rhs, le, key[(id(c), j)])
+                continue
+            for which, idx, vals in as_bounds:
+                bound(which, vals, idx, key[(id(c), j)])
     A = sp.vstack(rows, format="csr") if rows else sp.csr_matrix((0, d))
     return (lo, up, lo_own, up_own, A, np.asarray(b, float), np.asarray(ineq, bool), np.asarray(own, int), names,
             complete)
