@@ -391,7 +391,7 @@ def test_an_inf_norm_ball_is_a_box_to_the_exact_decision(r):
     assert sol.status == "optimal" and lp.call_count == 0, (sol.status, lp.call_count)
     assert np.max(np.abs(sol.f - c)) <= r * (1 + 1e-9)
     u, rho = np.full(d, 1.0 / d), 0.1 / d  # upper ends 1/d - rho / 2 > 0 sum to 0.95 < 1
-    shifted = lambda f, e: cp.norm(f - (u - 1.5 * rho), "inf") <= rho  # noqa: E731
+    shifted = lambda f, e: cp.norm(f - (u - 1.5 * rho), "inf") <= rho
     sol, _ = _solve(est, "cls", [Simplex(), shifted])
     assert sol.status == "infeasible" and [a["solver"] for a in sol.attempts] == ["LDPOPT-FEASIBILITY"]
     assert sol.infeasibility.names == ["sum", "user"] and sol.infeasibility.bounds["user"] == d
