@@ -22,8 +22,8 @@ from .farkas import aggregate, dense_phase_one, interval_candidates, phase_one, 
 from .nested_sums import NestedSums
 
 __all__ = ["DEFERRED", "DEFER_MIN_VALUES", "MAX_EXACT", "MAX_LP", "SMALL_POINT_D", "Decision", "Infeasibility",
-           "affine_rows", "decide", "find_infeasibility", "linear_system", "per_value_bounds", "point_feasible",
-           "solver_infeasibility"]
+           "affine_rows", "decide", "find_infeasibility", "linear_system", "one_value_rows", "per_value_bounds",
+           "point_feasible", "solver_infeasibility"]
 
 #: most rows (and aggregated variables) the pre-check takes: what fits in memory, not a budget
 MAX_LP = 10**7
@@ -102,16 +102,60 @@ def owned_system(problem):
     return got
 
 
+def one_value_rows(M, rhs) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(index i_k, coefficient a_k, r_k/a_k) of each row a_k·f_{i_k} of ``M`` against its right side
+    r_k, where every row holds one value times a power of two and every quotient is exact; None where
+    a row is not of that form. A power of two only moves the exponent, so r/a is exact unless it
+    under- or overflowed, which r/a·a ≠ r catches.
+
+    Parameters
+    ----------
+    M : scipy sparse matrix (m × d)
+        The rows.
+    rhs : array_like (m,)
+        Their right sides.
+
+    Returns
+    -------
+    tuple of ndarray or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from ldpopt.problems.constraints.feasibility import one_value_rows
+    >>> i, a, v = one_value_rows(sp.csr_matrix(np.array([[0, 4.0], [-0.5, 0]])), np.array([1.0, -0.25]))
+    >>> i.tolist(), a.tolist(), v.tolist()
+    ([1, 0], [4.0, -0.5], [0.25, 0.5])
+    >>> one_value_rows(sp.csr_matrix(np.array([[3.0, 0]])), np.array([1.0])) is None
+    True
+    """
+    M = sp.csr_matrix(M, dtype=np.float64, copy=True)
+    M.sum_duplicates()
+    M.eliminate_zeros()
+    rhs = np.broadcast_to(np.asarray(rhs, dtype=np.float64), (M.shape[0],))
+    if M.shape[0] == 0 or not np.all(np.diff(M.indptr) == 1):
+        return None
+    a, idx = M.data, M.indices.astype(np.int64)
+    mant, _ = np.frexp(np.abs(a))
+    if not np.all(mant == 0.5):
+        return None
+    with np.errstate(all="ignore"):
+        vals = rhs / a
+        if not (np.all(np.isfinite(vals)) and np.all(vals * a == rhs)):
+            return None
+    return idx, a, vals
+
+
 def per_value_bounds(M, rhs, le: bool) -> list | None:
     """A user's rows M f (≤ if ``le``, else =) rhs as per-value bounds, where every row is one value
-    times a power of two, a·f_i (≤ or =) r: f_i ≤ r/a (a > 0) or f_i ≥ r/a (a < 0), both for =.
-    r/a is exact there (a power of two only moves the exponent; a quotient that under- or overflowed
-    is caught by r/a·a ≠ r and the rows are kept), so the bounds are the same set, stated as
-    ``[(which, indices, values)]`` ("lower" / "upper"); None where a row is not of that form (the
-    rows are then kept as rows). All or none: a constraint's rows stay together, so that an
-    infeasibility certificate names each constraint by its rows' multipliers or by its bounds.
-    Written ``‖f − c‖∞ ≤ r``, ``f[idx] <= v`` or ``(f − g)[idx] >= v``, each row bounds one value, and
-    the exact decision and the proof from an answer read them as bounds: a box, not 2d rows.
+    times a power of two, a·f_i (≤ or =) r (:func:`one_value_rows`): f_i ≤ r/a (a > 0) or f_i ≥ r/a
+    (a < 0), both for =, the tightest per value — the same set, stated as ``[(which, indices,
+    values)]`` ("lower" / "upper"); None where a row is not of that form (the rows are then kept as
+    rows). All or none: a constraint's rows stay together, so that an infeasibility certificate names
+    each constraint by its rows' multipliers or by its bounds. Written ``‖f − c‖∞ ≤ r``,
+    ``f[idx] <= v`` or ``(f − g)[idx] >= v``, each row bounds one value, and the exact decision and the
+    proof from an answer read them as bounds: a box, not 2d rows.
 
     Parameters
     ----------
@@ -137,20 +181,10 @@ def per_value_bounds(M, rhs, le: bool) -> list | None:
     >>> per_value_bounds(sp.csr_matrix(np.array([[3.0, 0, 0]])), np.array([1.0]), True) is None
     True
     """
-    M = sp.csr_matrix(M, dtype=np.float64, copy=True)
-    M.sum_duplicates()
-    M.eliminate_zeros()
-    rhs = np.broadcast_to(np.asarray(rhs, dtype=np.float64), (M.shape[0],))
-    if M.shape[0] == 0 or not np.all(np.diff(M.indptr) == 1):
+    got = one_value_rows(M, rhs)
+    if got is None:
         return None
-    a, idx = M.data, M.indices
-    mant, _ = np.frexp(np.abs(a))
-    if not np.all(mant == 0.5):
-        return None
-    with np.errstate(all="ignore"):
-        vals = rhs / a
-        if not (np.all(np.isfinite(vals)) and np.all(vals * a == rhs)):
-            return None
+    idx, a, vals = got
     up = a > 0
     out = []
     for which, sel in (("upper", up if le else np.ones_like(up)), ("lower", ~up if le else np.ones_like(up))):

@@ -1,5 +1,5 @@
 """The routes of ``Problem.solve`` (:data:`ROUTES`, in order: a linear objective over the simplex
-alone in closed form, ldpopt's structured dual solver, the direct QP, the Newton / sequential-QP
+and per-value bounds in closed form, ldpopt's structured dual solver, the direct QP, the Newton / sequential-QP
 route, the cvxpy chain), each a :class:`Route` that says whether it applies and runs with the solve's
 :class:`~..progress.SolveContext`; and the stages around them: the exact pre-check, its deferred steps
 between routes, and the settling of an answer.
@@ -227,7 +227,7 @@ def not_infeasible_if_known_feasible(problem, ctx: SolveContext, best: Solution)
                              "constraints and the phase one's conflict was not proved): infeasible_inaccurate")
 
 
-# ---- a linear objective over the simplex alone: its closed form
+# ---- a linear objective over the simplex and per-value bounds: its closed form
 
 def _simplex_lp_plan(problem, ctx: SolveContext, solver):
     return simplex_lp(problem) if solver is None else None
