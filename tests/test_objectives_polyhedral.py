@@ -169,3 +169,41 @@ def test_a_ball_bound_by_an_affine_right_side_and_an_elementwise_bound():
         status, ref, _ = _reference(d, lambda f: cp.sum_squares(f - est.f_tilde), lambda f, con=con: [con(f, None)])
         assert status == "optimal" and sol.status == "optimal", sol.message
         assert np.max(np.abs(sol.f - ref)) <= 1e-6
+
+
+@pytest.mark.parametrize("seed", range(0, 160, 20))
+def test_affine_by_form_is_affine_to_cvxpy_on_the_grammars_expressions(seed):
+    """Every sub-expression of 20 grammar families (objective and constraints): ``affine_tree`` True
+    only where cvxpy's ``is_affine`` is (it is the sufficient side), and True wherever cvxpy says
+    affine and no atom of the subtree needs its data to say so (quad_form and the like)."""
+    from problem_strategies import draw_family
+
+    from ldpopt.problems.objectives.polyhedral import affine_tree
+
+    agree = implied = 0
+    for s in range(seed, seed + 20):
+        fam = draw_family(s, 12)
+        f = cp.Variable(12)
+        roots = [fam.objective(f, np.asarray(fam.est.f_tilde, float))]
+        roots += [c.expr if hasattr(c, "expr") else c.args[0] for c in fam.constraints(f)]
+        stack = list(roots)
+        while stack:
+            node = stack.pop()
+            stack.extend(node.args)
+            mine, theirs = affine_tree(node), node.is_affine()
+            assert not mine or theirs, node
+            implied += mine
+            data_curvature = any(type(a).__name__ in ("quad_form", "QuadForm", "matrix_frac") for a in _atoms(node))
+            if theirs and node.variables() and not data_curvature:
+                assert mine, node
+                agree += 1
+    assert implied >= 20 and agree >= 20, (implied, agree)
+
+
+def _atoms(e):
+    out, stack = [], [e]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(node.args)
+    return out

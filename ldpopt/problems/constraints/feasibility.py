@@ -303,6 +303,7 @@ def _affine_rows(c, estimate) -> list:
     constraint, or a callable that fails here, is left out (its error surfaces where it did before)."""
     import cvxpy as cp
 
+    from ..objectives.polyhedral import affine_tree
     from ..objectives.recognise import cvxpy_grad, set_value
 
     d = estimate.d
@@ -315,7 +316,7 @@ def _affine_rows(c, estimate) -> list:
     set_value(fv, np.zeros(d))
     for j, (_, con) in enumerate(pairs):
         le = isinstance(con, cp.constraints.Inequality)
-        if not (le or isinstance(con, cp.constraints.Equality)) or not con.expr.is_affine():
+        if not (le or isinstance(con, cp.constraints.Equality)) or not affine_tree(con.expr):
             continue
         M = _constant_times(con.expr, fv)
         try:
