@@ -13,7 +13,8 @@ import cvxpy as cp
 import numpy as np
 
 from ..check.cones import dual_array, save_dual_array
-from ..check.verdict import check_solution, status_after_check, unverified_reason
+from ..check.point import ONTO_MAX_MOVE, onto_bounds_and_total
+from ..check.verdict import accuracy_tol, check_solution, status_after_check, unverified_reason
 from ..progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET
 from ..progress import OWN_TIME_LIMIT, SolveContext
 from ..solution import _MESSAGES, Solution
@@ -161,6 +162,11 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     solve_time = stats["solve_time"] if stats is not None and stats["solve_time"] is not None else (
         wall_solve - (compile_time or 0.0))
     checks = check_solution(judge, f, duals, deadline=ctx.deadline) if has_point else None
+    moved = None
+    if checks is not None and not checks.passed:
+        got = onto_bounds(judge, f, duals, checks, ctx)
+        if got is not None:
+            f, checks, moved = got
     message = _MESSAGES.get(status, status)
     if error_text:
         message = f"{message}: {error_text}"
@@ -178,6 +184,9 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
         message = f"{solver_name} said optimal; {unverified_reason(checks)}"
     elif checks is not None and said in ("optimal", "optimal_inaccurate") and not checks.passed:
         message = f"{solver_name} said {said}; ldpopt's check failed: {'; '.join(checks.failed)}"
+    if moved is not None:
+        message += (f" | the solver's point moved onto its bounds and total by at most {moved:.1e} per value, "
+                    "where ldpopt's check passed it (check.point.onto_bounds_and_total)")
     infeasibility = None
     if status == "infeasible":  # the solver's Farkas certificate, where it gives one
         from ..constraints.feasibility import solver_infeasibility
@@ -191,6 +200,40 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
                     iterations=None if stats is None else stats["num_iters"], compile_time=compile_time,
                     solve_time=solve_time, wall_time=time.perf_counter() - start, message=message,
                     objective=judge.objective.name, checks=checks, infeasibility=infeasibility)
+
+
+def onto_bounds(problem, f: np.ndarray, duals: dict, checks, ctx: SolveContext):
+    """(g, its checks, the largest move) where an answer whose check failed on the built-in
+    constraints alone — a per-value residual of f ≥ 0, a Box, Σ f = total, or the aggregate over them,
+    every constraint of yours met — passes ldpopt's check, with the same multipliers, once moved onto
+    its per-value bounds and its total (:func:`..check.point.onto_bounds_and_total`, at most
+    ``ONTO_MAX_MOVE`` × the accuracy tolerance per value); else None. The bounds are the exact
+    decision's (:func:`..constraints.feasibility.owned_system`: the built-ins' and a user's rows of one
+    value); the total is the one Σ f = total a constraint states (``simplex_parts``)."""
+    from ..constraints.base import UserConstraint
+    from ..constraints.feasibility import owned_system
+
+    tol = checks.tolerance["violation"]
+    mine = {name for name, (owner, _) in problem.owners.items() if isinstance(owner, UserConstraint)}
+    if any(not v <= tol for name, v in checks.violations.items() if name in mine):
+        return None
+    agg = checks.aggregate_violation
+    if all(v <= tol for v in checks.violations.values()) and (agg is None or agg <= tol):
+        return None  # feasible to the check: a failure elsewhere, which moving f would not mend
+    totals = [p[2] for c in problem.constraints for p in (c.simplex_parts() or ()) if p[0] == "sum"]
+    if len(totals) != 1:
+        return None
+    try:
+        lo, up = owned_system(problem)[:2]
+    except Exception as exc:  # a user's callable failing here: no candidate
+        if user_code_raised(exc):
+            raise
+        return None
+    g = onto_bounds_and_total(f, lo, up, float(totals[0]), ONTO_MAX_MOVE * accuracy_tol(f.size))
+    if g is None:
+        return None
+    again = check_solution(problem, g, duals, deadline=ctx.deadline)
+    return (g, again, float(np.max(np.abs(g - f)))) if again.passed else None
 
 
 def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float | None = None) -> dict:
