@@ -22,8 +22,8 @@ from .farkas import aggregate, dense_phase_one, interval_candidates, phase_one, 
 from .nested_sums import NestedSums
 
 __all__ = ["DEFERRED", "DEFER_MIN_VALUES", "MAX_EXACT", "MAX_LP", "SMALL_POINT_D", "Decision", "Infeasibility",
-           "affine_rows", "decide", "find_infeasibility", "linear_system", "one_value_rows", "per_value_bounds",
-           "point_feasible", "solver_infeasibility"]
+           "affine_rows", "bound_sides", "decide", "find_infeasibility", "linear_system", "one_value_rows",
+           "per_value_bounds", "point_feasible", "solver_infeasibility"]
 
 #: most rows (and aggregated variables) the pre-check takes: what fits in memory, not a budget
 MAX_LP = 10**7
@@ -147,6 +147,38 @@ def one_value_rows(M, rhs) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     return idx, a, vals
 
 
+def bound_sides(a: np.ndarray, equality: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower): which rows a_k·f_{i_k} (≤ r_k, or = r_k where ``equality``) bound their value
+    from above and which from below — above where a_k > 0, below where a_k < 0, both sides for an
+    equality. The one statement of that rule for every reader of one-value rows (the bounds, the
+    closed form's bounds and its multipliers).
+
+    Parameters
+    ----------
+    a : ndarray (m,)
+        The rows' coefficients (none 0).
+    equality : bool
+        Whether the rows are equalities (else ≤).
+
+    Returns
+    -------
+    tuple of two boolean ndarrays (m,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt.problems.constraints.feasibility import bound_sides
+    >>> [s.tolist() for s in bound_sides(np.array([2.0, -0.5]), False)]
+    [[True, False], [False, True]]
+    >>> [s.tolist() for s in bound_sides(np.array([2.0, -0.5]), True)]
+    [[True, True], [True, True]]
+    """
+    if equality:
+        both = np.ones(a.shape, dtype=bool)
+        return both, both.copy()
+    return a > 0, a < 0
+
+
 def per_value_bounds(M, rhs, le: bool) -> list | None:
     """A user's rows M f (≤ if ``le``, else =) rhs as per-value bounds, where every row is one value
     times a power of two, a·f_i (≤ or =) r (:func:`one_value_rows`): f_i ≤ r/a (a > 0) or f_i ≥ r/a
@@ -185,9 +217,8 @@ def per_value_bounds(M, rhs, le: bool) -> list | None:
     if got is None:
         return None
     idx, a, vals = got
-    up = a > 0
     out = []
-    for which, sel in (("upper", up if le else np.ones_like(up)), ("lower", ~up if le else np.ones_like(up))):
+    for which, sel in zip(("upper", "lower"), bound_sides(a, not le)):
         if np.any(sel):
             # one bound per value, the tightest of its rows (an index array may repeat a value)
             i, v = idx[sel], vals[sel]

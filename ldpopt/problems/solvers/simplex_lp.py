@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from ..check.verdict import check_solution, status_after_check, unverified_reason
-from ..constraints.feasibility import MAX_LP, affine_rows, one_value_rows
+from ..constraints.feasibility import MAX_LP, affine_rows, bound_sides, one_value_rows
 from ..progress import SolveContext
 from ..solution import Solution
 
@@ -128,7 +128,7 @@ def _bounds(parts: dict, d: int) -> tuple[np.ndarray, np.ndarray]:
         if part[0] != "rows":
             continue
         _, i, a, v, eq, _, _ = part
-        upper, lower = (np.ones(a.size, bool),) * 2 if eq else (a > 0, a < 0)
+        upper, lower = bound_sides(a, eq)
         np.minimum.at(up, i[upper], v[upper])
         np.maximum.at(lo, i[lower], v[lower])
     return lo, up
@@ -200,8 +200,9 @@ def _multipliers(parts: dict, lo, up, mu_lo, mu_up, lam: float) -> dict:
             continue
         _, i, a, v, eq, shape, _ = part
         y = np.zeros(a.size)
-        for side, bound, mu in (("lower", lo, mu_lo), ("upper", up, mu_up)):
-            on = np.flatnonzero((eq | ((a < 0) if side == "lower" else (a > 0))) & (v == bound[i]) & (mu[i] > 0))
+        upper, lower = bound_sides(a, eq)
+        for side, states, bound, mu in (("lower", lower, lo, mu_lo), ("upper", upper, up, mu_up)):
+            on = np.flatnonzero(states & (v == bound[i]) & (mu[i] > 0))
             _, first = np.unique(i[on], return_index=True)  # this constraint's first row of each value
             rows = on[first]
             rows = rows[~taken[side][i[rows]]]  # not stated by an earlier constraint
