@@ -2,6 +2,8 @@
 the affine nodes' Jacobians kept between the points of one check) against cvxpy's own ``expr.grad``,
 bit for bit, on generated expressions and points; and the reuse it exists for."""
 
+import math
+
 import cvxpy as cp
 import numpy as np
 from hypothesis import given, settings
@@ -51,8 +53,17 @@ def _outer(e, k):
         lambda: cp.sum_squares(cp.sum(cp.reshape(cp.hstack([e, 2 * e]), (e.size, 2), order="F"), axis=1)),
         lambda: cp.sum(cp.sum(cp.reshape(cp.hstack([e, -e]), (2, e.size), order="C"), axis=0, keepdims=True) ** 2)
         + cp.sum(cp.rel_entr(cp.abs(e) + 0.1, np.full(e.shape, 0.2))),
+        lambda: _top_eigenvalue(e),
     ]
     return forms[k % len(forms)]()
+
+
+def _top_eigenvalue(e):
+    """λ_max of the symmetric part of e's first m² entries laid out as an m × m matrix, plus the
+    squares of its transpose's entries: the PSD cone's atom and a matrix transpose."""
+    m = math.isqrt(e.size)
+    M = cp.reshape(e[: m * m], (m, m), order="F")
+    return cp.lambda_max((M + M.T) / 2) + cp.sum_squares(cp.vec(M.T - 0.5, order="F"))
 
 
 def _psd(n):
@@ -115,7 +126,7 @@ def test_the_affine_jacobians_are_built_once_per_check(monkeypatch):
 
 
 @settings(max_examples=examples(30), deadline=None)
-@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 12)), min_size=1, max_size=3),
+@given(d=st.integers(3, 12), terms=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 13)), min_size=1, max_size=3),
        seed=st.integers(0, 2**31 - 1), ties=st.booleans(), scale=st.sampled_from([1e-3, 1.0, 10.0]))
 def test_the_numpy_gradient_is_cvxpys_to_rounding(d, terms, seed, ties, scale):
     """:func:`numpy_grad` (the check's fast path) against cvxpy's own ``grad`` on generated
@@ -143,12 +154,33 @@ def test_the_numpy_gradient_is_cvxpys_to_rounding(d, terms, seed, ties, scale):
     assert np.allclose(got, w, rtol=1e-13, atol=1e-13 * max(1.0, float(np.max(np.abs(w)))))
 
 
+@settings(max_examples=examples(30), deadline=None)
+@given(d=st.integers(1, 20), seed=st.integers(0, 2**31 - 1), ties=st.booleans())
+def test_the_numpy_gradient_of_a_top_eigenvalue_is_cvxpys(d, seed, ties):
+    """λ_max of a symmetrised matrix read from f (weighted, reshaped, transposed) is written by
+    :func:`numpy_grad` — not declined — and equals cvxpy's ``grad``, repeated eigenvalues included
+    (``ties``: every entry equal, where the top eigenvector is the one ``eigh`` picks)."""
+    from ldpopt.problems.objectives.recognise import numpy_grad
+
+    rng = np.random.default_rng(seed)
+    f = cp.Variable(d)
+    m = int(rng.integers(1, math.isqrt(d) + 1))
+    M = cp.reshape(cp.multiply(rng.standard_normal(d), f)[: m * m], (m, m), order="F")
+    expr = cp.lambda_max((M + M.T) / 2) - 0.1
+    x = np.full(d, 0.3) if ties else rng.standard_normal(d)
+    f.value = x
+    got = numpy_grad(expr, f, x)
+    assert got is not None
+    want = _dense(expr.grad[f]).ravel()
+    assert np.allclose(got, want, rtol=1e-13, atol=1e-13 * max(1.0, float(np.max(np.abs(want)))))
+
+
 def test_the_numpy_gradient_declines_outside_its_class():
     from ldpopt.problems.objectives.recognise import numpy_grad
 
     f, g = cp.Variable(4), cp.Variable(4)
     x = np.array([0.1, 0.2, 0.3, 0.4])
-    assert numpy_grad(cp.lambda_max(cp.reshape(f, (2, 2), order="F")), f, x) is None  # an atom it does not write
+    assert numpy_grad(cp.sigma_max(cp.reshape(f, (2, 2), order="F")), f, x) is None  # an atom it does not write
     assert numpy_grad(cp.sum_squares(f - g), f, x) is None               # another variable
     assert numpy_grad(cp.sum(cp.power(f, 1.5)), f, x - 0.15) is None     # outside power's domain: cvxpy's None
     assert numpy_grad(-cp.sum(cp.entr(f)), f, x - 0.15) is None          # outside entr's domain: cvxpy's None

@@ -18,6 +18,7 @@ from cvxpy.atoms.affine.index import index, special_index
 from cvxpy.atoms.affine.promote import Promote
 from cvxpy.atoms.affine.reshape import reshape
 from cvxpy.atoms.affine.sum import Sum
+from cvxpy.atoms.affine.transpose import transpose
 from cvxpy.atoms.affine.unary_operators import NegExpression
 from cvxpy.atoms.elementwise.abs import abs as abs_
 from cvxpy.atoms.elementwise.entr import entr
@@ -30,6 +31,7 @@ from cvxpy.atoms.elementwise.maximum import maximum
 from cvxpy.atoms.elementwise.power import Power, is_power2
 from cvxpy.atoms.elementwise.rel_entr import rel_entr
 from cvxpy.atoms.geo_mean import GeoMean
+from cvxpy.atoms.lambda_max import lambda_max
 from cvxpy.atoms.log_sum_exp import log_sum_exp
 from cvxpy.atoms.max import max as max_
 from cvxpy.atoms.norm1 import norm1
@@ -1236,8 +1238,10 @@ def numpy_grad(expr, x, xval: np.ndarray) -> np.ndarray | None:
     p-norm at 0), applied to a vector instead of formed as a sparse matrix. ``x`` itself is not
     read or set (``xval`` stands for its value). None where the expression holds a node outside the
     class written here (sums, negations, promotions, ``sum`` along any one axis, slices and
-    integer-array indexing, ``reshape``, ``hstack`` of vectors, products and quotients with
-    constants, ``quad_over_lin`` / ``sum_squares``, ``quad_form`` with a constant matrix, ``power``,
+    integer-array indexing, ``reshape``, ``hstack`` of vectors, the transpose of a matrix, products
+    and quotients with constants, ``quad_over_lin`` / ``sum_squares``, ``quad_form`` with a constant
+    matrix, ``lambda_max`` of a matrix (the top eigenvector's outer product, from the same
+    ``numpy.linalg.eigh`` as cvxpy's), ``power``,
     ``huber``, ``abs``, ``maximum`` (a constant broadcast, as ``pos``), ``max``, ``cumsum`` of a
     vector, ``norm1``, p-norms with p > 1, ``geo_mean`` of a vector, ``log_sum_exp`` of all entries,
     ``entr``, ``kl_div``, ``rel_entr``, ``exp``, ``log``, ``logistic``), another variable, or a point
@@ -1285,6 +1289,10 @@ def _supported(node) -> bool:
         return node.axis is None or isinstance(node.axis, int)
     if kind is cumsum:
         return node.args[0].ndim == 1
+    if kind is transpose:
+        return node.args[0].ndim == 2 and node.axes in (None, (1, 0), [1, 0])
+    if kind is lambda_max:
+        return node.args[0].ndim == 2
     if kind is Hstack:
         return all(a.ndim <= 1 for a in node.args)
     if kind is QuadForm:
@@ -1354,6 +1362,11 @@ def _backward(node, adj, x, vals, g) -> None:
         a = args[0]
         _backward(a, np.broadcast_to(np.sum(adj), a.shape) if kind is Promote else np.full(a.shape, float(adj)),
                   x, vals, g)
+    elif kind is transpose:  # a matrix's: the adjoint transposed back
+        _backward(args[0], np.transpose(np.asarray(adj)), x, vals, g)
+    elif kind is lambda_max:  # v vᵀ for the top eigenvector v of cvxpy's own eigh, as its grad
+        v = np.linalg.eigh(np.asarray(val(args[0]), dtype=np.float64))[1][:, -1]
+        _backward(args[0], float(adj) * np.outer(v, v), x, vals, g)
     elif kind is reshape:  # the same entries in the same order: the adjoint reshaped back
         _backward(args[0], np.reshape(np.asarray(adj), args[0].shape, order=node.order), x, vals, g)
     elif kind is Hstack:  # vectors (and scalars) laid end to end: the adjoint cut back into them
