@@ -304,3 +304,22 @@ def test_an_iterate_that_no_longer_moves_is_checked_whatever_mu(monkeypatch):
     assert sol.solver == SOLVER and checked, sol.message
     assert checked[0]["mu"] > 1e-10 * sol.attempts[0]["mu"]  # checked above the μ gate
     assert sol.iterations < ipm.STALL
+
+
+def test_a_point_already_there_is_not_checked_before_mu_reaches_the_gate():
+    """A grammar family (KL to the prior with a user's subset total, d = 100) whose f stops moving at
+    the second iteration while μ falls ~100× an iteration: f not moving is not "stuck" there
+    (STUCK_FALL), so ldpopt's check runs only at iterates past the μ gate — it ran at the third
+    iteration, μ = 3e-2·μ₀, and failed, before — and the answer is certified as before."""
+    import warnings
+
+    from problem_strategies import draw_family
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = draw_family(1032, 100).ldpopt_problem().solve(progress=False)
+    assert sol.solver == SOLVER and sol.status == "optimal", sol.message
+    checked = _checked(sol)
+    mu0 = sol.attempts[0]["mu"]
+    assert checked and all(r["mu"] <= 1e-10 * mu0 for r in checked), [(r["iteration"], r["mu"] / mu0) for r in checked]
+    assert len(checked) == 1
