@@ -85,3 +85,25 @@ def test_non_affine_expressions_take_the_chain_rule(expr):
     e = expr(f)
     assert not e.is_affine()
     np.testing.assert_array_equal(_dense(cvxpy_grad(e, {})[f]), _dense(e.grad[f]))
+
+
+def test_an_inf_ball_s_rows_are_read_without_cvxpys_hstack_jacobian(monkeypatch):
+    """cvxpy states ‖f − c‖∞ ≤ r as the rows hstack(f − c, c − f) ≤ r: they are read by cutting the
+    adjoint's columns apart (not through cvxpy's Jacobian of ``hstack``, built by cvxcore), and equal
+    cvxpy's own rows."""
+    from cvxpy.atoms.affine.hstack import Hstack
+
+    d = 500
+    f = cp.Variable(d)
+    c = np.random.default_rng(3).random(d)
+    expr = cp.hstack([f - c, c - f, f[:3]])
+    set_value(f, np.full(d, 0.5))
+    ref = _dense(expr.grad[f])
+
+    def refuse(self, values):
+        raise AssertionError("cvxpy's Jacobian of hstack was built")
+
+    monkeypatch.setattr(Hstack, "_grad", refuse)
+    got = affine_jacobians(expr)
+    assert got is not None
+    np.testing.assert_array_equal(_dense(got[f]), ref)

@@ -1086,9 +1086,9 @@ def affine_jacobians(expr) -> dict | None:
     """{variable: ∂expr/∂variable} of an affine, non-constant cvxpy expression, in cvxpy's ``grad``
     layout (variable.size × expr.size, column-major), by reverse accumulation: the adjoint of expr
     (the identity on its entries, sparse) pulled back through each node — a selection for an index,
-    a reversed running sum for ``cumsum``, the node's own Jacobian for the rest. O(nnz of the result
-    and of the nodes' Jacobians): cvxpy's forward chain builds each node's Jacobian against the
-    variable first, and that of ``cumsum`` is d × d (5 rows ``cumsum(f)[idx] <= c`` at d = 10⁴: 3.8 s
+    a reversed running sum for ``cumsum``, its columns cut apart for an ``hstack`` of vectors, the
+    node's own Jacobian for the rest. O(nnz of the result and of the nodes' Jacobians): cvxpy's
+    forward chain builds each node's Jacobian against the variable first, and that of ``cumsum`` is d × d (5 rows ``cumsum(f)[idx] <= c`` at d = 10⁴: 3.8 s
     there, ~10 ms here). None where a node is outside this (an unknown value, a ``cumsum`` over a
     matrix or past :data:`_DENSE_CUMSUM` adjoint entries): the caller then asks cvxpy's chain."""
     import scipy.sparse as sp
@@ -1117,6 +1117,14 @@ def affine_jacobians(expr) -> dict | None:
                 return False
             S = sp.csr_array((np.ones(sel.size), sel, np.arange(sel.size + 1)), shape=(sel.size, arg.size))
             return pull(arg, sp.csr_array(adj @ S))
+        if kind is Hstack and all(a.ndim <= 1 for a in node.args):  # vectors end to end: columns cut
+            at = 0
+            for a in node.args:
+                n = max(a.size, 1)
+                if not pull(a, sp.csr_array(adj[:, at:at + n])):
+                    return False
+                at += n
+            return True
         if kind is cumsum:
             arg = node.args[0]
             if arg.ndim > 1 or adj.shape[0] * arg.size > _DENSE_CUMSUM:
