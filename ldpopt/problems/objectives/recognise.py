@@ -1118,12 +1118,12 @@ def affine_jacobians(expr) -> dict | None:
             S = sp.csr_array((np.ones(sel.size), sel, np.arange(sel.size + 1)), shape=(sel.size, arg.size))
             return pull(arg, sp.csr_array(adj @ S))
         if kind is Hstack and all(a.ndim <= 1 for a in node.args):  # vectors end to end: columns cut
-            at = 0
+            start = 0
             for a in node.args:
-                n = max(a.size, 1)
-                if not pull(a, sp.csr_array(adj[:, at:at + n])):
+                width = max(a.size, 1)
+                if not pull(a, sp.csr_array(adj[:, start:start + width])):
                     return False
-                at += n
+                start += width
             return True
         if kind is cumsum:
             arg = node.args[0]
