@@ -1088,8 +1088,8 @@ def affine_jacobians(expr) -> dict | None:
     (the identity on its entries, sparse) pulled back through each node — a selection for an index,
     a reversed running sum for ``cumsum``, its columns cut apart for an ``hstack`` of vectors, the
     node's own Jacobian for the rest. O(nnz of the result and of the nodes' Jacobians): cvxpy's
-    forward chain builds each node's Jacobian against the variable first, and that of ``cumsum`` is d × d (5 rows ``cumsum(f)[idx] <= c`` at d = 10⁴: 3.8 s
-    there, ~10 ms here). None where a node is outside this (an unknown value, a ``cumsum`` over a
+    forward chain builds each node's Jacobian against the variable first, and that of ``cumsum`` is
+    d × d (5 rows ``cumsum(f)[idx] <= c`` at d = 10⁴: 3.8 s there, ~10 ms here). None where a node is outside this (an unknown value, a ``cumsum`` over a
     matrix or past :data:`_DENSE_CUMSUM` adjoint entries): the caller then asks cvxpy's chain."""
     import scipy.sparse as sp
     from cvxpy.atoms.affine.cumsum import cumsum
@@ -1249,10 +1249,10 @@ def numpy_grad(expr, x, xval: np.ndarray) -> np.ndarray | None:
     integer-array indexing, ``reshape``, ``hstack`` of vectors, the transpose of a matrix, products
     and quotients with constants, ``quad_over_lin`` / ``sum_squares``, ``quad_form`` with a constant
     matrix, ``lambda_max`` of a matrix (the top eigenvector's outer product, from the same
-    ``numpy.linalg.eigh`` as cvxpy's), ``power``,
-    ``huber``, ``abs``, ``maximum`` (a constant broadcast, as ``pos``), ``max``, ``cumsum`` of a
-    vector, ``norm1``, p-norms with p > 1, ``geo_mean`` of a vector, ``log_sum_exp`` of all entries,
-    ``entr``, ``kl_div``, ``rel_entr``, ``exp``, ``log``, ``logistic``), another variable, or a point
+    ``numpy.linalg.eigh`` as cvxpy's), ``power``, ``huber``, ``abs``, ``maximum`` (a constant
+    broadcast, as ``pos``), ``max``, ``cumsum`` of a vector, ``norm1``, p-norms with p > 1,
+    ``geo_mean`` of a vector, ``log_sum_exp`` of all entries, ``entr``, ``kl_div``, ``rel_entr``,
+    ``exp``, ``log``, ``logistic``), another variable, or a point
     where cvxpy's gradient is undefined (``power`` or ``quad_over_lin`` outside their domains,
     ``geo_mean``, ``entr``, ``log``, ``kl_div`` or ``rel_entr`` where an entry is ≤ 0): the caller
     then asks :func:`cvxpy_grad`.
