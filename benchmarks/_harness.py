@@ -381,6 +381,64 @@ def cpu_clock() -> float:
     return total
 
 
+def quiet_threads(timeout: float = 1.0, window: float = 0.01) -> float:
+    """Wait until nothing but this thread uses CPU — this process's other threads and its descendants
+    (:func:`cpu_clock`) less than 5 % of a ``window`` — at most ``timeout`` seconds; the seconds
+    waited. A BLAS library's helper threads spin for ~0.1 s after each threaded product (measured:
+    one 100 × 100 ``matmul`` or ``eigh`` with OpenBLAS on 2 cores, a full core for 0.1 s), in this
+    process or in a solver's child; :func:`timed_cpu` waits for that spin before it starts a clock
+    and after the call returns, so a call is charged the spin it started, never one an earlier call
+    started."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        others = cpu_clock() - time.thread_time()
+        time.sleep(window)
+        if (cpu_clock() - time.thread_time()) - others < 0.05 * window:
+            break
+    return time.perf_counter() - t0
+
+
+def timed_cpu(fn):
+    """(CPU seconds, wall seconds, fn()) of one call: :func:`cpu_clock` from a quiet start (no
+    thread or child still spinning from an earlier call, :func:`quiet_threads`) until the call's own
+    helper threads and children are quiet again after it returns, less the clock's own readings (its
+    walk over the process tree: ~1 ms, which a plain difference of two readings charged to every
+    call); wall until it returns."""
+    quiet_threads()
+    own = time.thread_time()
+    c0 = cpu_clock()  # (its walk over the process tree runs after it read this process's time)
+    own = time.thread_time() - own
+    w0 = time.perf_counter()
+    out = fn()
+    w = time.perf_counter() - w0
+    t = time.thread_time()
+    quiet_threads()
+    own += time.thread_time() - t  # the clock's own readings, before and after: not the call's
+    return cpu_clock() - c0 - own, w, out
+
+
+def solver_worker_ready(timeout: float = 60.0) -> float | None:
+    """Start ldpopt's solver worker (:mod:`ldpopt.problems.worker`: a fresh interpreter that imports
+    numpy, scipy and cvxpy, started once per process) and wait until it serves; the wall seconds
+    waited, or None where it did not come up within ``timeout`` (or ldpopt has no such worker). Call
+    it after the warm-up and before the first timed call: the worker starts in the background at the
+    first foreign solve after an in-process one, and :func:`cpu_clock` counts its descendants, so
+    its start (about 1–2.5 s of CPU) would otherwise be charged to whichever call is timed while it
+    imports — the first family of a run read 31–34 ms where its solve takes 6. Its cost per process
+    is measured by ``bench_worker.py``."""
+    try:
+        from ldpopt.problems import worker
+    except ImportError:
+        return None
+    t0 = time.perf_counter()
+    worker.start_in_background()
+    while worker.server_pid() is None:
+        if time.perf_counter() - t0 > timeout:
+            return None
+        time.sleep(0.02)
+    return time.perf_counter() - t0
+
+
 def best_cpu(fn, repeats: int, clock=cpu_clock):
     """(best CPU seconds over ``repeats`` calls of fn, the last call's result); ``clock``: what is
     measured (``time.perf_counter``: wall seconds)."""

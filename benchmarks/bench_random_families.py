@@ -14,7 +14,7 @@ to three deep; up to two constraints of any cone, built around a point of the si
 with ties, zeros or huge negative estimates), each drawn from seed ``--seed + i`` (``--seed`` is the
 clock's when not given: fresh families every run; the results file records it).
 
-Contenders, one call each per family and round (``--rounds``; the minimum CPU kept; three untimed warm-up families first) (:mod:`bench_offgrid`'s: ``PLAIN``, ``LIMIT``, ``timed``): ldpopt's
+Contenders, one call each per family and round (``--rounds``; the minimum CPU kept; untimed warm-up families first, three at d = 50 and the run's first two at each size, then ldpopt's solver worker started and waited for, :func:`_harness.solver_worker_ready`) (:mod:`bench_offgrid`'s: ``PLAIN``, ``LIMIT``, ``timed``): ldpopt's
 whole call ``Problem(...)`` + ``.solve(time_limit=--call-limit)`` and the plain cvxpy call at defaults
 for Clarabel, PIQP and OSQP (QPs only), SCS, each with the same limit where the solver takes one; cvxpy + Clarabel at 1e-10 is the reference. Time: CPU seconds of the
 process and its children. **Valid** plain call: status ``optimal``, constraint violation ≤ 1e-6,
@@ -227,14 +227,26 @@ def run(quick: bool = False, **opts) -> dict:
     rounds = [1] if args.quick else [int(x) for x in args.rounds.split(",")]
     print(f"ldpopt from {ldpopt.__file__}; seeds {seeds[0]} .. {seeds[-1]} ({len(seeds)})", flush=True)
     warnings.simplefilter("ignore")
-    for k in range(3):  # warm-up, untimed: the first calls' imports (ldpopt's routes, cvxpy's solvers)
+
+    def family(sd: int, d: int):
+        fam = ps.draw_family(sd, d)
+        return fam if args.cone_form == "grammar" else cone_written(fam, args.cone_form)
+
+    # warm-up, untimed: the first calls' imports (ldpopt's routes, cvxpy's solvers), then the run's
+    # first two families at each size, whose routes the first timed calls take: the first timed
+    # family read 30-40 ms for a 6-13 ms solve before (BLAS threads spinning in this process while
+    # the first calls ran, 100-140 ms of CPU over its rounds)
+    for k in range(3):
         measure(ps.draw_family(10**6 + k, 50), args.call_limit)
+    for d in ds:
+        for sd in seeds[:2]:
+            measure(family(sd, d), args.call_limit)
+    if H.solver_worker_ready() is None:
+        print("ldpopt's solver worker did not start within 60 s: its start is in the first timed calls", flush=True)
     rows: list[dict] = []
     for j, d in enumerate(ds):
         for sd in seeds:
-            fam = ps.draw_family(sd, d)
-            if args.cone_form != "grammar":
-                fam = cone_written(fam, args.cone_form)
+            fam = family(sd, d)
             row = {"d": d, "seed": sd, **measure(fam, args.call_limit, rounds[min(j, len(rounds) - 1)], args.scale,
                                                      args.clarabel_tol)}
             rows.append(row)

@@ -195,6 +195,55 @@ def test_the_cpu_clock_keeps_a_grandchild_reaped_by_a_live_child(mods):
         child.wait()
 
 
+def test_solver_worker_ready_returns_with_the_worker_serving(mods):
+    """After :func:`_harness.solver_worker_ready` the solver worker serves: a call through it answers,
+    and the clock's reading across a second wait (nothing to start) stays below what a start costs."""
+    from ldpopt.problems import worker
+
+    _, _, H = mods
+    if not hasattr(__import__("os"), "fork"):
+        pytest.skip("the worker forks its children (POSIX)")
+    waited = H.solver_worker_ready()
+    assert waited is not None and worker.server_pid() is not None
+    assert worker.call(abs, (-3,), 30.0) == 3  # served by the worker's child (no direct fork)
+    c0 = H.cpu_clock()
+    assert H.solver_worker_ready() is not None
+    assert H.cpu_clock() - c0 < 0.2  # already serving: no interpreter started again
+
+
+def _burn(seconds: float) -> None:
+    import time
+
+    t = time.thread_time()
+    while time.thread_time() - t < seconds:
+        pass
+
+
+def test_timed_cpu_charges_a_call_its_own_cpu_and_the_spin_it_starts(mods):
+    """A call that burns 40 ms reads 40 ms (the clock's own readings not charged to it); a thread that
+    an earlier call left burning is waited for, not charged; a thread a call leaves burning after it
+    returns is charged to that call."""
+    import threading
+
+    _, _, H = mods
+    cpu, _, out = H.timed_cpu(lambda: _burn(0.04) or "done")
+    assert out == "done" and 0.035 <= cpu <= 0.06, cpu
+    assert H.timed_cpu(lambda: None)[0] < 0.003
+    earlier = threading.Thread(target=_burn, args=(0.15,))
+    earlier.start()
+    assert H.timed_cpu(lambda: None)[0] < 0.003  # the earlier thread's burn is not this call's
+    earlier.join()
+    left: list[threading.Thread] = []
+
+    def leaves_a_spinner():
+        left.append(threading.Thread(target=_burn, args=(0.1,)))
+        left[0].start()
+
+    cpu = H.timed_cpu(leaves_a_spinner)[0]
+    left[0].join()
+    assert cpu >= 0.08, cpu
+
+
 def test_bench_bayes_times_power_with_its_memos_empty():
     """Power's memos are keyed by content: a second call on one estimate is a lookup. caches_off
     empties both before every timed call."""
