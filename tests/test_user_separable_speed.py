@@ -81,6 +81,81 @@ def test_one_thread_limits_blas_and_restores():
     assert big == before
 
 
+def test_one_thread_blocks_overlapping_in_two_threads_restore_the_libraries_once():
+    """Thread A enters, thread B enters, A leaves (B still inside: one thread), B leaves: the
+    libraries' own counts come back. A limit per block would leave the process at one thread (B
+    read A's 1 as the count to restore)."""
+    import threading
+
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def counts():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+    before = counts()
+    if not before:
+        pytest.skip("no BLAS library found by threadpoolctl")
+    a_in, b_in, a_out, b_may_leave = (threading.Event() for _ in range(4))
+    seen: dict = {}
+
+    def a():
+        with _blas.one_thread(10):
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()
+
+    def b():
+        a_in.wait(10)
+        with _blas.one_thread(10):
+            b_in.set()
+            a_out.wait(10)
+            seen["b after a left"] = counts()
+            b_may_leave.wait(10)
+
+    ta, tb = threading.Thread(target=a), threading.Thread(target=b)
+    ta.start()
+    tb.start()
+    ta.join(10)
+    b_may_leave.set()
+    tb.join(10)
+    assert seen["b after a left"] == [1] * len(before)
+    assert counts() == before
+    with _blas.one_thread(10), _blas.one_thread(10):  # nested in one thread
+        assert counts() == [1] * len(before)
+    assert counts() == before
+
+
+def test_a_solve_runs_on_one_blas_thread_up_to_small(monkeypatch):
+    """Problem.solve at d <= SMALL runs with one BLAS thread (read inside the solve, where the exact
+    pre-check starts) and leaves the libraries' counts as they were; above SMALL it leaves them."""
+    import cvxpy as cp
+
+    from ldpopt.problems import Problem, Simplex
+    from ldpopt.problems.solvers import routes
+
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def counts():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+    before = counts()
+    if not before or max(before) == 1:
+        pytest.skip("no multi-threaded BLAS library to limit here")
+    seen = []
+    pre = routes.pre_checked
+
+    def watched(problem, ctx):
+        seen.append(counts())
+        return pre(problem, ctx)
+
+    monkeypatch.setattr(routes, "pre_checked", watched)
+    objective = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.norm1(f - 1.0 / e.d)  # noqa: E731
+    for d in (40, _blas.SMALL + 1):
+        Problem(_estimate(d, seed=3), objective, [Simplex()]).solve(progress=False)
+        assert counts() == before
+    assert seen == [[1] * len(before), before]
+
+
 @pytest.mark.parametrize("prior_kind", ["uniform", "per value"])
 def test_recognised_form_works_per_distinct_count_only_when_its_coefficients_allow(prior_kind):
     """CLS + KL to a uniform prior is a function of the support count: the solver and the certificate
