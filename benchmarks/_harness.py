@@ -424,8 +424,7 @@ def solver_worker_ready(timeout: float = 60.0) -> float | None:
     it after the warm-up and before the first timed call: the worker starts in the background at the
     first foreign solve after an in-process one, and :func:`cpu_clock` counts its descendants, so
     its start (about 1–2.5 s of CPU) would otherwise be charged to whichever call is timed while it
-    imports — the first family of a run read 31–34 ms where its solve takes 6. Its cost per process
-    is measured by ``bench_worker.py``."""
+    imports. Its cost per process is measured by ``bench_worker.py``."""
     try:
         from ldpopt.problems import worker
     except ImportError:

@@ -233,9 +233,9 @@ def run(quick: bool = False, **opts) -> dict:
         return fam if args.cone_form == "grammar" else cone_written(fam, args.cone_form)
 
     # warm-up, untimed: the first calls' imports (ldpopt's routes, cvxpy's solvers), then the run's
-    # first two families at each size, whose routes the first timed calls take: the first timed
-    # family read 30-40 ms for a 6-13 ms solve before (BLAS threads spinning in this process while
-    # the first calls ran, 100-140 ms of CPU over its rounds)
+    # first two families at each size, whose routes the first timed calls take (the spin of BLAS
+    # threads that made the first timed family read 30-40 ms for a 6-13 ms solve is kept out by
+    # timed, which waits for it: _harness.timed_cpu)
     for k in range(3):
         measure(ps.draw_family(10**6 + k, 50), args.call_limit)
     for d in ds:

@@ -655,9 +655,8 @@ class Problem:
         """:meth:`_solve` with ``ctx`` the thread's active context, any library exception escaping
         it one ``"solver_error"`` Solution. Up to d = :data:`ldpopt._blas.SMALL` the solve runs on one
         BLAS thread (:func:`ldpopt._blas.one_thread`): nothing in it is a product large enough to gain
-        from threads there, and a threaded one left OpenBLAS's helper threads spinning for ~0.1 s after
-        it (a core's worth on 2 cores, charged to this call: 4052 of the grammar's families at d =
-        1,000 read 210 ms of CPU for an 18 ms solve, docs/notes/problems.md)."""
+        from threads there, and a threaded one leaves OpenBLAS's helper threads spinning after it
+        (measured: docs/notes/problems.md, "ldpopt.problems")."""
         with ctx.active(), one_thread(self.estimate.d):
             try:
                 return self._solve(ctx, solver)
