@@ -175,6 +175,51 @@ def test_the_numpy_gradient_of_a_top_eigenvalue_is_cvxpys(d, seed, ties):
     assert np.allclose(got, want, rtol=1e-13, atol=1e-13 * max(1.0, float(np.max(np.abs(want)))))
 
 
+#: outer atoms with a domain: cvxpy's gradient is None where an entry of their argument is <= 0
+_DOMAIN_OUTER = [
+    lambda e, c: -cp.sum(cp.entr(e)),
+    lambda e, c: -cp.sum(cp.log(e)),
+    lambda e, c: cp.sum(cp.kl_div(e, c)),
+    lambda e, c: cp.sum(cp.rel_entr(e, c)),
+    lambda e, c: cp.sum(cp.power(e, 1.5)),
+    lambda e, c: -cp.geo_mean(e) if e.ndim == 1 and e.size > 1 else -cp.sum(cp.log(e)),
+    lambda e, c: cp.norm_inf(e),  # a gradient cvxpy does not implement, at any point
+]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(d=st.integers(3, 12), inner=st.integers(0, 11), outer=st.integers(0, 6), other=st.integers(0, 13),
+       seed=st.integers(0, 2**31 - 1), zeros=st.integers(0, 3), shift=st.sampled_from([0.0, -0.3, 0.5]))
+def test_the_numpy_gradient_is_nan_exactly_where_cvxpys_is_undefined(d, inner, outer, other, seed, zeros, shift):
+    """``numpy_grad(..., nan_where_undefined=True)`` on expressions whose atoms have a domain, at
+    points on and outside its edge (entries set to 0, a shift below it), beside a second term:
+    an array of NaN exactly where cvxpy's own ``grad`` gives none (None, the sum of None and a matrix
+    raising, or an atom whose gradient it does not implement raising), else cvxpy's values."""
+    from ldpopt.problems.objectives.recognise import numpy_grad
+
+    rng = np.random.default_rng(seed)
+    f = cp.Variable(d)
+    c = rng.random(d) + 0.1
+    P = cp.Parameter(d, value=rng.random(d))
+    e = _inner(f, inner, c, P, rng)
+    expr = _DOMAIN_OUTER[outer](e, np.full(e.shape, 0.3)) + _outer(_inner(f, other, c, P, rng), other)
+    x = rng.random(d) + shift
+    x[rng.choice(d, size=min(zeros, d), replace=False)] = 0.0
+    f.value = x
+    try:
+        want = expr.grad[f]
+    except (TypeError, NotImplementedError):  # None + a matrix in cvxpy's chain rule, or norm_inf: no gradient
+        want = None
+    got = numpy_grad(expr, f, x, nan_where_undefined=True)
+    if want is None:
+        assert got is not None and np.all(np.isnan(got))
+        assert numpy_grad(expr, f, x) is None  # without the flag: declined, as before
+        return
+    assert got is not None
+    w = _dense(want).ravel()
+    assert np.allclose(got, w, rtol=1e-12, atol=1e-12 * max(1.0, float(np.max(np.abs(w)))))
+
+
 def test_the_numpy_gradient_declines_outside_its_class():
     from ldpopt.problems.objectives.recognise import numpy_grad
 

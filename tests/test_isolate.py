@@ -352,3 +352,34 @@ def test_standing_child_called_from_several_threads_answers_each():
     with ThreadPoolExecutor(4) as pool:  # a call made while the child is busy runs in a child of its own
         got = list(pool.map(lambda a: standing(_weighted, a, 30.0, "t")[0], args))
     assert got == [_weighted(*a)[0] for a in args]
+
+
+@pytest.mark.parametrize("seed", [3, 11, 1012, 1057, 4016])
+def test_a_clarabel_answer_inverted_here_is_the_one_inverted_in_the_child(seed, isolation_path, monkeypatch):
+    """Clarabel's own answer travels back as plain data and cvxpy's inversion runs in this process
+    (:data:`.isolate.RAW_ANSWER`): on grammar families (any cone, second constraints, failures
+    included) the status, value, point and every constraint's dual are bit for bit those of the
+    inversion run in the child with the inverse data sent there."""
+    import warnings
+
+    from problem_strategies import draw_family
+
+    from ldpopt.problems.solvers import isolate
+
+    def solved(raw: bool):
+        monkeypatch.setattr(isolate, "RAW_ANSWER", frozenset({"CLARABEL"} if raw else ()))
+        prob, f, cons = draw_family(seed, 60).cvxpy_problem()
+        data, chain, inverse = prob.get_problem_data("CLARABEL", solver_opts={})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                isolate.solved_in_worker(prob, data, chain, inverse, False, {}, 60.0, "Clarabel")
+            except Exception as exc:  # noqa: BLE001 - a failed solve: its text compared
+                return (type(exc).__name__, str(exc))
+        duals = [None if c.dual_value is None else np.asarray(c.dual_value).tolist() for c in prob.constraints]
+        return (prob.status, prob.value, None if f.value is None else f.value.tolist(), duals,
+                prob.solver_stats.num_iters)
+
+    here = solved(True)
+    assert here == solved(False)
+    assert isinstance(here[0], str)

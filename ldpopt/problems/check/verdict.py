@@ -302,8 +302,8 @@ def _cvxpy_gradient(problem, f: np.ndarray, memo: dict | None = None) -> np.ndar
     x = problem.x
     expr = problem.cvxpy_problem.objective.expr
     if memo is not None:
-        g = numpy_grad(expr, x, np.asarray(f, dtype=np.float64) / problem.scale)
-        if g is not None:
+        g = numpy_grad(expr, x, np.asarray(f, dtype=np.float64) / problem.scale, nan_where_undefined=True)
+        if g is not None:  # NaN where cvxpy's gradient is undefined, as its chain rule's None below
             return g / (problem.multiplier * problem.scale)
     with _at(problem, np.asarray(f, dtype=np.float64)):
         try:
