@@ -162,3 +162,52 @@ def test_a_problem_rescaled_poses_the_same_problem_in_another_unit(seed):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def _clarabel_iterations(monkeypatch) -> list:
+    """Each Clarabel attempt's iterations, read from the cvxpy problem it answered into."""
+    from _faults import as_library
+
+    from ldpopt.problems.solvers import attempts
+
+    real, seen = attempts.solved_in_worker, []
+
+    @as_library
+    def recorded(prob, data, chain, inverse, verbose, opts, seconds, what):
+        real(prob, data, chain, inverse, verbose, opts, seconds, what)
+        if chain.solver.name() == "CLARABEL":
+            seen.append((prob.solver_stats.num_iters, opts.get("max_iter")))
+
+    monkeypatch.setattr(attempts, "solved_in_worker", recorded)
+    return seen
+
+
+def test_a_clarabel_stalled_at_its_reduced_tolerances_stops_at_ldpopts_iteration_limit(monkeypatch):
+    """Grammar family 1014 at d = 100, where Clarabel at 1e-10 stalls (112 iterations to its
+    ``AlmostSolved`` under Clarabel's own limit of 200): each of the chain's Clarabel attempts runs
+    with ``CLARABEL_MAX_ITER`` and none goes past it, the first cut there; the answer (the retry's,
+    ``optimal``) is the one the chain gives without the limit, point and status; a caller's
+    ``max_iter`` replaces ldpopt's."""
+    from ldpopt.problems.solvers import policy
+
+    seen = _clarabel_iterations(monkeypatch)
+    fam = draw_family(1014, 100)
+
+    def solved(**opts):
+        seen.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fam.ldpopt_problem().solve(**opts), list(seen)
+
+    capped, its = solved()
+    assert its[0] == (policy.CLARABEL_MAX_ITER, policy.CLARABEL_MAX_ITER)  # the stall cut at the limit
+    assert all(n <= limit == policy.CLARABEL_MAX_ITER for n, limit in its)
+    monkeypatch.setitem(policy.DEFAULT_SOLVER_OPTIONS["CLARABEL"], "max_iter", 200)
+    free, its_free = solved()
+    assert its_free[0] == (112, 200)
+    assert capped.status == free.status == "optimal" and [a["solver"] for a in capped.attempts] == [
+        a["solver"] for a in free.attempts]
+    assert np.array_equal(capped.f, free.f)  # the retry's answer, reached the same way
+    monkeypatch.setitem(policy.DEFAULT_SOLVER_OPTIONS["CLARABEL"], "max_iter", policy.CLARABEL_MAX_ITER)
+    _, its_caller = solved(max_iter=150)
+    assert its_caller[0] == (112, 150)
