@@ -1149,7 +1149,8 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
     with np.errstate(all="ignore"):
         grad = np.asarray(gfun(f), dtype=np.float64)
     if not np.all(np.isfinite(grad)):
-        why = f"no finite gradient of objective {obj.name!r} at f (a point outside its domain)"
+        why = (f"no finite gradient of objective {obj.name!r} at f (f on or past the edge of its domain, or an atom "
+               "whose gradient cvxpy does not implement, such as norm_inf)")
         ch.not_run.update(stationarity=why, gap=why)
         return
     move = _move_scale(gfun, f, grad)
