@@ -1265,7 +1265,7 @@ def numpy_grad(expr, x, xval: np.ndarray, nan_where_undefined: bool = False) -> 
     for an expression holding a non-constant ``norm_inf``, whose gradient cvxpy does not implement):
     the caller then asks :func:`cvxpy_grad`. ``nan_where_undefined``: at such a point, an array of NaN instead of
     None — what the check makes of cvxpy's answer there (no gradient), without running cvxpy's chain
-    rule to find it (measured: 4–8 ms of a 35–45 ms call at d = 100 with ``entr`` at an entry 0).
+    rule to find it (measured: docs/notes/problems.md, "Gradient.").
     The same values as cvxpy's to float64 rounding (the products are summed in another order; tests/
     test_check_cvxpy_grad.py); the check of CLS + 10⁻²‖f − p‖₂ at d = 100 spent ~3 ms per call in the
     sparse chain rule, ~0.1 ms here."""
