@@ -202,12 +202,34 @@ def test_a_clarabel_stalled_at_its_reduced_tolerances_stops_at_ldpopts_iteration
     capped, its = solved()
     assert its[0] == (policy.CLARABEL_MAX_ITER, policy.CLARABEL_MAX_ITER)  # the stall cut at the limit
     assert all(n <= limit == policy.CLARABEL_MAX_ITER for n, limit in its)
-    monkeypatch.setitem(policy.DEFAULT_SOLVER_OPTIONS["CLARABEL"], "max_iter", 200)
+    monkeypatch.setitem(policy.SIZE_OPTIONS, "CLARABEL", (policy.CLARABEL_MAX_ITER_MAX_D, {"max_iter": 200}))
     free, its_free = solved()
     assert its_free[0] == (112, 200)
     assert capped.status == free.status == "optimal" and [a["solver"] for a in capped.attempts] == [
         a["solver"] for a in free.attempts]
     assert np.array_equal(capped.f, free.f)  # the retry's answer, reached the same way
-    monkeypatch.setitem(policy.DEFAULT_SOLVER_OPTIONS["CLARABEL"], "max_iter", policy.CLARABEL_MAX_ITER)
+    monkeypatch.undo()
+    seen = _clarabel_iterations(monkeypatch)
     _, its_caller = solved(max_iter=150)
     assert its_caller[0] == (112, 150)
+
+
+def test_the_iteration_limit_holds_up_to_its_size_only():
+    """Past ``CLARABEL_MAX_ITER_MAX_D`` values the chain's Clarabel runs under its own limit (at
+    d = 10⁴ a grammar family's answer took 170 iterations); below, under ldpopt's; other solvers
+    never get it, and a caller's ``max_iter`` wins at every size."""
+    from ldpopt import Estimate
+    from ldpopt.problems import Problem
+    from ldpopt.problems.progress import SolveContext
+    from ldpopt.problems.solvers.attempts import options_for
+    from ldpopt.problems.solvers.policy import CLARABEL_MAX_ITER, CLARABEL_MAX_ITER_MAX_D
+
+    def opts(d, name="CLARABEL", **caller):
+        est = Estimate.from_counts(np.arange(1, d + 1), n=d * (d + 1) // 2, epsilon=1.0, p=0.7, q=0.2)
+        return options_for(Problem(est, "cls"), name, SolveContext.make(solver_options=caller))
+
+    assert opts(CLARABEL_MAX_ITER_MAX_D)["max_iter"] == CLARABEL_MAX_ITER
+    assert "max_iter" not in opts(CLARABEL_MAX_ITER_MAX_D + 1)
+    assert "max_iter" not in opts(50, "SCS") and opts(50, "PIQP").get("max_iter") is None
+    assert opts(50, max_iter=7)["max_iter"] == 7
+    assert opts(5000, CLARABEL={"max_iter": 9})["max_iter"] == 9

@@ -19,7 +19,7 @@ from ..progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET
 from ..progress import OWN_TIME_LIMIT, SolveContext
 from ..solution import _MESSAGES, Solution
 from .isolate import SolverTimedOut, runs_isolated, solved_in_worker, user_code_raised
-from .policy import DEFAULT_SOLVER_OPTIONS, SCS_TIGHT
+from .policy import DEFAULT_SOLVER_OPTIONS, SCS_TIGHT, size_options
 
 __all__ = ["STRUCTURED", "cvxpy_attempt", "options_for", "structured_attempt"]
 
@@ -84,13 +84,15 @@ def structured_attempt(problem, ctx: SolveContext | None = None) -> tuple[Soluti
 
 def options_for(problem, name: str, ctx: SolveContext, route: dict | None = None, cap: float | None = None) -> dict:
     """The options solver ``name`` runs with, each layer over the one before: ldpopt's defaults
-    (``policy.DEFAULT_SOLVER_OPTIONS``), the route's own (``route``: SCS tightened as a fallback, the
+    (``policy.DEFAULT_SOLVER_OPTIONS``, and ``policy.size_options``: Clarabel's iteration limit up to
+    d = 1,000), the route's own (``route``: SCS tightened as a fallback, the
     direct QP's PIQP), the objective's, the solve's time limit (:meth:`.progress.Clock.solver_options`
     of ``ctx.clock``; ``cap``: a fallback's own budget where the solve has none), then the caller's
     (``ctx.solver_options``) — ``solve(SCS={...})`` for one solver of the chain, any other keyword for
     every solver."""
     solver_options = ctx.solver_options
     opts = dict(DEFAULT_SOLVER_OPTIONS.get(name, {}))
+    opts.update(size_options(name, problem.estimate.d))
     opts.update(route or {})
     opts.update(problem.objective.solver_options.get(name, {}))
     opts.update(ctx.clock.solver_options(name, cap))

@@ -12,6 +12,7 @@ from .isolate import fork_available
 
 __all__ = [
     "CLARABEL_MAX_ITER",
+    "CLARABEL_MAX_ITER_MAX_D",
     "CLARABEL_RETRY",
     "CLARABEL_RETRY_NAME",
     "CLARABEL_UNITS",
@@ -31,6 +32,7 @@ __all__ = [
     "QP_OPTIONS",
     "QP_SMALL_D",
     "SCS_TIGHT",
+    "SIZE_OPTIONS",
     "SMOOTH_QP_SMALL_D",
     "SQP_MIN_D",
     "builtin_quadratic",
@@ -42,17 +44,21 @@ __all__ = [
     "installed_solvers",
     "is_likelihood",
     "qp_form",
+    "size_options",
     "small_user_qp",
     "sqp_applies",
     "uses_sqp",
 ]
 
-#: Clarabel's iteration limit in ldpopt's chain (its own default is 200): at 1e-10 Clarabel sometimes
-#: stalls at its reduced tolerances and runs to the limit before saying ``AlmostSolved``, while the
-#: answers it reaches in full take far fewer iterations; the counts and the CPU saved, per d, are in
-#: docs/problems.md ("Every Clarabel attempt of the chain stops after"). A caller's ``max_iter``
-#: replaces it.
+#: Clarabel's iteration limit in ldpopt's chain up to ``CLARABEL_MAX_ITER_MAX_D`` values (its own
+#: default is 200, kept past it; :func:`size_options`): at 1e-10 Clarabel sometimes stalls at its
+#: reduced tolerances and runs to the limit before saying ``AlmostSolved``, while at these sizes the
+#: answers it reaches in full take far fewer iterations; at d = 10⁴ one took 170. The counts and the
+#: CPU saved, per d, are in docs/problems.md ("Clarabel's attempts in the chain stop after"). A
+#: caller's ``max_iter`` replaces it.
 CLARABEL_MAX_ITER = 100
+#: the largest d at which the chain's Clarabel runs under ``CLARABEL_MAX_ITER``
+CLARABEL_MAX_ITER_MAX_D = 1_000
 #: Options ldpopt passes to a solver unless the caller overrides them (``solve(**solver_options)``).
 #: Tighter than cvxpy's defaults, because the papers' comparisons (closed form vs solver) need
 #: 1e-9-level agreement. Clarabel at its own 1e-8 instead, on 40 grammar families at d = 10³: the same
@@ -61,9 +67,39 @@ CLARABEL_MAX_ITER = 100
 #: polishing ``polishing`` (0.6 used ``polish``).
 DEFAULT_SOLVER_OPTIONS: dict[str, dict] = {
     "OSQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "polishing": True, "max_iter": 200_000},
-    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10, "max_iter": CLARABEL_MAX_ITER},
+    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
     "PIQP": {"eps_abs": 1e-10, "eps_rel": 1e-10, "eps_duality_gap_abs": 1e-10, "eps_duality_gap_rel": 1e-10},
 }
+#: options over ``DEFAULT_SOLVER_OPTIONS`` that hold up to a size: solver → (largest d, options)
+SIZE_OPTIONS: dict[str, tuple[int, dict]] = {"CLARABEL": (CLARABEL_MAX_ITER_MAX_D, {"max_iter": CLARABEL_MAX_ITER})}
+
+
+def size_options(name: str, d: int) -> dict:
+    """The options of solver ``name`` at size d over ``DEFAULT_SOLVER_OPTIONS`` (:data:`SIZE_OPTIONS`):
+    Clarabel's iteration limit :data:`CLARABEL_MAX_ITER` up to :data:`CLARABEL_MAX_ITER_MAX_D`
+    values, nothing past it nor for the other solvers.
+
+    Parameters
+    ----------
+    name : str
+        The solver, as cvxpy names it.
+    d : int
+        The domain size.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> from ldpopt.problems.solvers.policy import size_options
+    >>> size_options("CLARABEL", 100), size_options("CLARABEL", 10_000), size_options("PIQP", 100)
+    ({'max_iter': 100}, {}, {})
+    """
+    top, opts = SIZE_OPTIONS.get(name, (-1, {}))
+    return dict(opts) if d <= top else {}
+
+
 QP_CHAIN = ("PIQP", "CLARABEL", "OSQP")
 #: a QP with polyhedral terms whose objective is not a built-in, up to ``QP_SMALL_D`` values (module docstring)
 QP_CHAIN_SMALL = ("CLARABEL", "PIQP", "OSQP")
