@@ -160,10 +160,6 @@ def test_a_problem_rescaled_poses_the_same_problem_in_another_unit(seed):
             prob.rescaled(bad)
 
 
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__, "-q"]))
-
-
 def _clarabel_iterations(monkeypatch) -> list:
     """Each Clarabel attempt's iterations, read from the cvxpy problem it answered into."""
     from _faults import as_library
@@ -233,3 +229,7 @@ def test_the_iteration_limit_holds_up_to_its_size_only():
     assert "max_iter" not in opts(50, "SCS") and opts(50, "PIQP").get("max_iter") is None
     assert opts(50, max_iter=7)["max_iter"] == 7
     assert opts(5000, CLARABEL={"max_iter": 9})["max_iter"] == 9
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
