@@ -1,6 +1,7 @@
 """The cvxpy chain retries Clarabel once at its own default tolerances (policy.CLARABEL_RETRY) when it
-stops without an answer at ldpopt's tighter ones, and, where that retry gives no answer that passes
-either, once more on the problem in your objective's own unit (policy.CLARABEL_UNITS,
+stops without an answer at ldpopt's tighter ones at a point within the constraints, and, where that
+retry gives no answer that passes either, or at once where Clarabel failed or stopped off the
+constraints, once more on the problem in your objective's own unit (policy.CLARABEL_UNITS,
 ``Problem.rescaled``), before any first-order solver; each retry is one more attempt, named in
 ``Solution.attempts``, and ldpopt's check of the problem as posed decides its point (plain cvxpy +
 Clarabel at 1e-10 is the referee here)."""
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 from problem_strategies import draw_family
 
+from ldpopt.problems.solution import within_tolerance
 from ldpopt.problems.solvers import routes
 from ldpopt.problems.solvers.policy import CLARABEL_RETRY, CLARABEL_RETRY_NAME, CLARABEL_UNITS, CLARABEL_UNITS_NAME
 
@@ -25,17 +27,32 @@ def _plain(fam, **opts):
     return prob, np.asarray(f.value)
 
 
-def _first_clarabel_fails(monkeypatch, status="solver_error", failing=1):
-    """Clarabel's first ``failing`` attempts (ldpopt's 1e-10, then the retry) end ``status`` without
-    running; the options and the unit each Clarabel attempt was given are recorded (``seen``: the
-    options; ``units``: the scale of the problem it solved)."""
-    real, seen = routes.cvxpy_attempt, []
+class _Seen(list):
+    """The options of each Clarabel attempt, in order; ``points``: the stalled ones' answers."""
+
+    def __init__(self):
+        super().__init__()
+        self.points: list = []
+
+
+def _first_clarabel_fails(monkeypatch, status="solver_error", failing=1, stalled=0):
+    """Clarabel's first ``failing`` attempts (ldpopt's 1e-10, then the retry) end ``status``; the first
+    ``stalled`` of them run and keep their point and its check, their status replaced (Clarabel
+    stopped at its reduced tolerances near the optimum), the others end without running or a point.
+    The options and the unit each Clarabel attempt was given are recorded (``seen``: the options;
+    ``units``: the scale of the problem it solved; ``seen.points``: the stalled attempts' answers)."""
+    real, seen = routes.cvxpy_attempt, _Seen()
     units: list[float] = []
 
     def attempt(problem, name, ctx=None, tight_scs=False, cap=None, route=None, judge=None):
         if name == "CLARABEL":
             seen.append(route)
             units.append(problem.scale)
+            if len(seen) <= stalled:
+                sol = real(problem, name, ctx, tight_scs, cap, route, judge=judge)
+                sol.status, sol.success = status, False
+                seen.points.append(sol)
+                return sol
             if len(seen) <= failing:
                 from ldpopt.problems.solution import Solution
                 return Solution.failed(problem.estimate.d, status, name, problem.objective.name, "injected")
@@ -46,7 +63,7 @@ def _first_clarabel_fails(monkeypatch, status="solver_error", failing=1):
 
 
 @pytest.mark.parametrize("seed", [3, 8, 12])
-def test_a_failed_tight_clarabel_is_retried_at_its_defaults_before_scs(monkeypatch, seed):
+def test_a_tight_clarabel_stalled_within_the_constraints_is_retried_at_its_defaults_before_scs(monkeypatch, seed):
     # generated families whose chain is Clarabel then SCS (a cone objective or constraint)
     fam = draw_family(seed, 30)
     prob = fam.ldpopt_problem()
@@ -54,17 +71,47 @@ def test_a_failed_tight_clarabel_is_retried_at_its_defaults_before_scs(monkeypat
         warnings.simplefilter("ignore")
         if routes.chain_for(prob, None)[:1] != ("CLARABEL",):
             pytest.skip("this family's chain does not start with Clarabel")
-        seen, _ = _first_clarabel_fails(monkeypatch)
+        seen, _ = _first_clarabel_fails(monkeypatch, "optimal_inaccurate", stalled=1)
         sol = prob.solve()
         ref, f_ref = _plain(fam)
     names = [a["solver"] for a in sol.attempts]
     if not seen:  # answered by a route before the chain
         pytest.skip("answered before the cvxpy chain")
+    if not within_tolerance(seen.points[0]):
+        pytest.skip("Clarabel's own point is off the constraints here")
     assert names[:2] == ["CLARABEL", CLARABEL_RETRY_NAME], names
     assert seen[1] == CLARABEL_RETRY
     if sol.success and ref.status == "optimal":
         assert "SCS" not in names
         assert np.max(np.abs(sol.f - f_ref)) < 1e-5
+
+
+def _clarabel_first_in_ldpopts_unit(seed: int):
+    """The generated family ``seed`` at d = 30 and its Problem, skipped where its chain does not start
+    with Clarabel or its unit is f's own."""
+    fam = draw_family(seed, 30)
+    prob = fam.ldpopt_problem()
+    if routes.chain_for(prob, None)[:1] != ("CLARABEL",) or prob.scale == CLARABEL_UNITS:
+        pytest.skip("this family's chain does not start with Clarabel, or its unit is f's own")
+    return fam, prob
+
+
+@pytest.mark.parametrize("seed", [3, 8, 12, 21])
+def test_a_clarabel_that_failed_goes_on_in_your_objectives_units_at_once(monkeypatch, seed):
+    """Clarabel's error at ldpopt's unit is not retried at its looser defaults (on the grammar's
+    families that retry erred again every time): the next attempt is in your objective's units, at
+    ldpopt's options."""
+    fam, prob = _clarabel_first_in_ldpopts_unit(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seen, units = _first_clarabel_fails(monkeypatch)
+        sol = prob.solve()
+    if not seen:
+        pytest.skip("answered before the cvxpy chain")
+    names = [a["solver"] for a in sol.attempts]
+    assert names[:2] == ["CLARABEL", CLARABEL_UNITS_NAME], names
+    assert CLARABEL_RETRY_NAME not in names
+    assert units[:2] == [prob.scale, CLARABEL_UNITS] and seen[1] is None  # ldpopt's own options
 
 
 def test_no_retry_where_the_caller_configured_clarabel_or_the_check_refuted(monkeypatch):
@@ -99,17 +146,16 @@ def test_a_family_clarabel_leaves_at_its_reduced_tolerances_is_answered_by_the_r
 
 @pytest.mark.parametrize("seed", [3, 8, 12, 21])
 def test_two_failed_clarabel_attempts_at_ldpopts_unit_are_followed_by_one_in_your_objectives(monkeypatch, seed):
-    fam = draw_family(seed, 30)
-    prob = fam.ldpopt_problem()
+    fam, prob = _clarabel_first_in_ldpopts_unit(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if routes.chain_for(prob, None)[:1] != ("CLARABEL",) or prob.scale == CLARABEL_UNITS:
-            pytest.skip("this family's chain does not start with Clarabel, or its unit is f's own")
-        seen, units = _first_clarabel_fails(monkeypatch, failing=2)
+        seen, units = _first_clarabel_fails(monkeypatch, "optimal_inaccurate", failing=2, stalled=1)
         sol = prob.solve()
         ref, f_ref = _plain(fam, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     if not seen:
         pytest.skip("answered before the cvxpy chain")
+    if not within_tolerance(seen.points[0]):
+        pytest.skip("Clarabel's own point is off the constraints here")
     names = [a["solver"] for a in sol.attempts]
     assert names[:3] == ["CLARABEL", CLARABEL_RETRY_NAME, CLARABEL_UNITS_NAME], names
     assert units[:3] == [prob.scale, prob.scale, CLARABEL_UNITS] and seen[2] is None  # ldpopt's own options
@@ -120,13 +166,19 @@ def test_two_failed_clarabel_attempts_at_ldpopts_unit_are_followed_by_one_in_you
         assert abs(sol.f.sum() - 1) < 1e-8 and sol.f.min() > -1e-8
 
 
-def test_no_retry_in_your_units_where_the_unit_is_yours_already_or_the_first_retry_did_not_run(monkeypatch):
+def test_no_retry_in_your_units_where_the_unit_is_yours_already_or_the_point_was_refuted(monkeypatch):
     fam = draw_family(3, 30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        seen, units = _first_clarabel_fails(monkeypatch, "optimal_inaccurate", failing=2, stalled=1)
+        sol = fam.ldpopt_problem(CLARABEL_UNITS).solve()  # stalled within: the retry, then no unit to change to
+        names = [a["solver"] for a in sol.attempts]
+        assert within_tolerance(seen.points[0]) and CLARABEL_RETRY_NAME in names
+        assert CLARABEL_UNITS_NAME not in names and len(seen) == 2
         seen, units = _first_clarabel_fails(monkeypatch, failing=2)
-        sol = fam.ldpopt_problem(CLARABEL_UNITS).solve()
-        assert CLARABEL_UNITS_NAME not in [a["solver"] for a in sol.attempts] and len(seen) == 2
+        sol = fam.ldpopt_problem(CLARABEL_UNITS).solve()  # an error: no retry at its defaults, no unit to change to
+        names = [a["solver"] for a in sol.attempts]
+        assert CLARABEL_RETRY_NAME not in names and CLARABEL_UNITS_NAME not in names and len(seen) == 1
         seen, units = _first_clarabel_fails(monkeypatch, status="inaccurate", failing=2)
         sol = fam.ldpopt_problem().solve()  # a refuted point: no retry at all
         assert CLARABEL_UNITS_NAME not in [a["solver"] for a in sol.attempts] and len(seen) == 1

@@ -68,14 +68,13 @@ def test_direct_answer_and_duals_match_cvxpys_compilation(name, cons):
     sol = pr.solve()
     assert sol.attempts[0]["solver"] == "PIQP-DIRECT" and sol.checks.passed
     # the kinks' certificate does not cover every constraint (a user's, some fixed values): unverified
-    # then on every route, and the chain after the direct one is tried (it might certify); the direct
-    # route hands the check its kink terms' own multipliers as well, which may certify where the
-    # fitted ones do not (never the other way round)
+    # then on every route, so the direct answer ends the solve as the chain's would; the direct route
+    # hands the check its kink terms' own multipliers as well, which may certify where the chain's
+    # fitted ones do not (never the other way round: the chain asked by name is the referee here)
     ref = pr.solve(solver="CLARABEL").status
     assert sol.status == ref or (sol.status, ref) == ("optimal", "optimal_unverified")
-    if sol.status == "optimal":
-        assert sol.solver == "PIQP-DIRECT"
-    else:
+    assert sol.solver == "PIQP-DIRECT" and len(sol.attempts) == 1
+    if sol.status != "optimal":
         assert name != "smoothness" and cons in ("user", "fixed") and sol.status == "optimal_unverified"
     f_ref, duals_ref = _referee(OBJECTIVES[name], CONSTRAINTS[cons]())
     assert np.max(np.abs(sol.f - f_ref)) <= 1e-6

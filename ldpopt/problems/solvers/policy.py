@@ -115,8 +115,9 @@ SMOOTH_QP_SMALL_D = 10_000
 CONE_CHAIN = ("CLARABEL", "SCS")
 #: Clarabel's own default tolerances (``clarabel.DefaultSettings``: gaps and feasibility 1e-8): the
 #: chain's one retry when Clarabel at ``DEFAULT_SOLVER_OPTIONS``' 1e-10 stops without an answer
-#: (``solver_error``, ``optimal_inaccurate``, its iteration limit), before any first-order solver —
-#: ldpopt's check decides its point, as any. Measured on the seven grammar families at d = 100 where
+#: (``optimal_inaccurate``, its iteration limit) at a point within the constraints, before any
+#: first-order solver — ldpopt's check decides its point, as any (after an error or a point off the
+#: constraints the chain goes to ``CLARABEL_UNITS`` at once: ``routes.clarabel_retries``). Measured on the seven grammar families at d = 100 where
 #: Clarabel at 1e-10 gave no answer (benchmarks/results/clarabel_retry_{before,after}.md): three
 #: answered by the retry (one ``optimal``, two ``optimal_unverified`` where they were
 #: ``optimal_inaccurate`` or SCS's), three failing at 1e-8 too (SCS as before, ~10-30 ms more)
@@ -126,7 +127,8 @@ CLARABEL_RETRY_NAME = "CLARABEL at its default tolerances"
 #: the unit of the chain's second Clarabel retry: your objective's own (the solver's variable f itself,
 #: ``Problem.rescaled``), at ``DEFAULT_SOLVER_OPTIONS`` (at Clarabel's 1e-8 its point misses the
 #: check's 1e-6/d in frequency units), where the retry above at ldpopt's unit gave no answer that
-#: passed ldpopt's check, before any first-order solver; ldpopt's check of the problem as posed
+#: passed ldpopt's check, or where Clarabel at ldpopt's unit failed or stopped off the constraints
+#: (no retry at 1e-8 then), before any first-order solver; ldpopt's check of the problem as posed
 #: decides its point. Clarabel's path depends on the unit of its variable: measured in
 #: benchmarks/results/random_families_summary.md, "Clarabel in your objective's units"
 CLARABEL_UNITS = 1.0
