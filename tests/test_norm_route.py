@@ -106,6 +106,49 @@ def test_the_cone_route_agrees_with_cvxpy_and_its_check(case):
     assert problem.objective.value(ref, est) == pytest.approx(ref_value, rel=1e-9, abs=1e-12)
 
 
+@given(norm_objectives(), st.sampled_from(("cumsum", "dense", "none")))
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_second_walk_reads_the_first_walks_jacobians(case, square):
+    """recognise() stops at the 2-norm and hands its Jacobians on: recognise_norms() of the same
+    expression then computes each affine argument's once over both walks, and its form holds the same
+    bits as a walk that computes them all afresh."""
+    from ldpopt.problems.objectives import recognise as R
+
+    d, seed, objective, _ = case
+    est = _estimate(d, seed)
+    M = np.random.default_rng(seed).normal(size=(4, d))
+
+    def func(f, e):  # the square first: the first walk reads it before it stops at a 2-norm
+        if square == "cumsum":  # a quadratic form of a running sum: cvxpy's Jacobian, not per value
+            return 0.1 * cp.sum_squares(cp.cumsum(f - e.f_tilde)) + objective(f, e.f_tilde)
+        if square == "dense":
+            return 0.1 * cp.sum_squares(M @ f) + objective(f, e.f_tilde)
+        return objective(f, e.f_tilde)
+
+    with pytest.raises(R.NotRecognised) as info:
+        R.recognise(func, est)
+    expr, f = info.value.source
+    fresh = recognise_norms(expr, f, d)
+    computed: list = []
+    real = R._jacobian
+
+    def counted(arg, x, n, memo=None):
+        if memo is None:
+            computed.append(id(arg))
+        return real(arg, x, n, memo)
+
+    kept = dict(info.value.jacobians)
+    assert bool(kept) == (square != "none")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(R, "_jacobian", counted)
+        walked = recognise_norms(expr, f, d, info.value.jacobians)
+    assert not set(computed) & set(kept)  # nothing the first walk read is computed again
+    assert fresh is not None and walked is not None and walked[0].jacobians == {}
+    for (wa, Aa, ba), (wb, Ab, bb) in zip(fresh[1] + [(w, A, b) for w, A, b in fresh[0].quads],
+                                          walked[1] + [(w, A, b) for w, A, b in walked[0].quads], strict=True):
+        assert wa == wb and np.array_equal(ba, bb) and (Aa != Ab).nnz == 0 and Aa.shape == Ab.shape
+
+
 def test_what_is_not_recognised_stays_on_the_chain():
     d = 12
     est = _estimate(d, 1)

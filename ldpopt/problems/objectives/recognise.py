@@ -57,6 +57,9 @@ class NotRecognised(ValueError):
     #: (expression, variable) :func:`recognise` walked, so a caller may read it again
     #: (:func:`recognise_norms`) without building the user's expression a second time
     source: tuple | None = None
+    #: the Jacobians that walk read (:attr:`Recognised.jacobians`), which a second walk of ``source``
+    #: reads instead of computing them again
+    jacobians: dict | None = None
 
 
 def _show(e) -> str:
@@ -219,6 +222,12 @@ class Recognised:
     #: cvxpy's ``geo_mean`` derives its cone tree at construction (1.5 s at d = 100, growing ~d³),
     #: so the problem's expression is this one's copy (:meth:`rebuilt`) rather than the callable's again
     source: tuple | None = field(default=None, repr=False)
+    #: the walk's Jacobians of affine arguments, by node: id → (node, (A, b)) (:func:`_jacobian`), for
+    #: the walk that made this form only — handed on with a :class:`NotRecognised` to a second walk of
+    #: the same expression (:func:`recognise_norms`) and emptied when the walk ends. Measured (the
+    #: Problem's construction, alternated with a second walk computing them afresh, least of 7): a
+    #: grammar family with ``sum_squares`` of a ``cumsum`` at d = 10³ (seed 4028) 63 → 30 ms
+    jacobians: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def separable(self) -> bool:
@@ -509,22 +518,26 @@ def recognise(func, estimate) -> Recognised:
     except NotRecognised as exc:
         exc.parameters = out.parameters
         exc.source = (expr, f)
+        exc.jacobians = out.jacobians
         raise
+    out.jacobians = {}
     if out.geo:
         out.source = (expr, f)
     return out
 
 
-def recognise_norms(expr, f, d: int):
+def recognise_norms(expr, f, d: int, jacobians: dict | None = None):
     """(form, norms) with ``expr`` = J_form(f) + Σ_j w_j·‖A_j f + b_j‖₂: the addends of ``expr``
     (through scalar sums, negations and constant factors) that are 2-norms of an affine vector argument
     with a weight w_j ≥ 0, each as (w_j, A_j sparse (m_j, d), b_j), and every other addend in
     :func:`recognise`'s class (``form``, a :class:`Recognised`); None when some addend is neither,
     or when there is no 2-norm. Each 2-norm is one second-order cone (t_j, A_j f + b_j) with cost
-    w_j·t_j (:mod:`~ldpopt.problems.solvers.direct_qp`)."""
+    w_j·t_j (:mod:`~ldpopt.problems.solvers.direct_qp`). ``jacobians``: those a walk of the same
+    ``expr`` and ``f`` read (:attr:`NotRecognised.jacobians`), read here instead of computed again."""
     parts: list = []
     norms = []
-    out = Recognised(d, [], np.zeros(d), parameters=tuple(sorted(expr.parameters(), key=lambda p: p.id)))
+    out = Recognised(d, [], np.zeros(d), parameters=tuple(sorted(expr.parameters(), key=lambda p: p.id)),
+                     jacobians={} if jacobians is None else jacobians)
     try:
         _addends(expr, 1.0, parts)
         for w, node in parts:
@@ -533,12 +546,14 @@ def recognise_norms(expr, f, d: int):
                 if w < 0:
                     return None  # concave
                 if w > 0:
-                    A, b = _jacobian(node.args[0], f, d)
+                    A, b = _jacobian(node.args[0], f, d, out.jacobians)
                     norms.append((float(w), A, b))
                 continue
             _scalar(node, w, f, out)
     except NotRecognised:
         return None
+    finally:
+        out.jacobians = {}
     return (out, norms) if norms else None
 
 
@@ -749,7 +764,7 @@ def _square(arg, w, f, out):
             return
     if not arg.is_affine():
         raise NotRecognised(f"a sum of squares of a non-affine argument: {_show(arg)}")
-    A, b = _jacobian(arg, f, d)
+    A, b = _jacobian(arg, f, d, out.jacobians)
     out.quads.append((w, A, b))
 
 
@@ -836,7 +851,7 @@ def _maximum(e, W, f, out: Recognised) -> None:
     for arg, p in zip((s_arg, t_arg), per):  # A f + b: per value without cvxpy's Jacobian where it is (k∘f + c)
         rows.append((sp.diags_array(np.broadcast_to(np.asarray(p[0], float), (d,))).tocsr(),
                      np.broadcast_to(np.asarray(p[1], float), (d,))) if p is not None
-                    else _jacobian(arg, f, d))
+                    else _jacobian(arg, f, d, out.jacobians))
     (A_s, b_s), (A_t, b_t) = rows
     out.linear = out.linear + np.asarray((A_s + A_t).T @ (W / 2)).ravel()  # the linear part Σ_k (W_k/2)(s + t)_k
     out.const += float((W / 2) @ (b_s + b_t))
@@ -863,7 +878,7 @@ def _kink(kind: str, arg, W, f, out: Recognised) -> None:
     W = np.asarray(W, float).ravel()
     if np.any(W < 0):
         raise NotRecognised(f"{kind} with a negative weight (not convex)")
-    A, b = _jacobian(arg, f, out.d)
+    A, b = _jacobian(arg, f, out.d, out.jacobians)
     out.kinks.append((kind, W, A, b))
 
 
@@ -879,15 +894,24 @@ def _max_kink(e, w: float, f, out: Recognised) -> None:
         raise NotRecognised(f"a {type(e).__name__} that is not a maximum of affine pieces: {_show(e)}")
     if w < 0:
         raise NotRecognised(f"{type(e).__name__} with a negative weight (not convex)")
-    rows = [_jacobian(P, f, out.d) for P in pieces]
+    rows = [_jacobian(P, f, out.d, out.jacobians) for P in pieces]
     A = rows[0][0] if len(rows) == 1 else sp.csr_array(sp.vstack([A for A, _ in rows], format="csr"))
     out.kinks.append(("max", np.array([float(w)]), A, np.concatenate([b for _, b in rows])))
 
 
-def _jacobian(arg, f, d):
+def _jacobian(arg, f, d, memo: dict | None = None):
     """(A sparse (m, d), b) with arg = A f + b (arg affine): cvxpy's Jacobian at f = 0 — composed
     directly (:func:`_affine_rows`) for the affine nodes of a vector of f (slices, sums, negations,
-    products with constants), cvxpy's ``grad`` for anything else."""
+    products with constants), cvxpy's ``grad`` for anything else. ``memo``: the walk's
+    (:attr:`Recognised.jacobians`): the pair kept there by ``arg``, and read there where ``arg`` was
+    read before (the same node; its constants and Parameter values do not change within one walk)."""
+    if memo is not None:
+        kept = memo.get(id(arg))
+        if kept is not None and kept[0] is arg:
+            return kept[1]
+        got = _jacobian(arg, f, d)
+        memo[id(arg)] = (arg, got)  # the node kept alive with its pair: its id is not reused meanwhile
+        return got
     import scipy.sparse as sp
 
     saved = f.value

@@ -307,7 +307,7 @@ def _norms_route(objective: UserObjective, exc: NotRecognised, d: int):
     if "Pnorm" not in str(exc) or src is None:
         return None
     expr, f = src
-    got = recognise_norms(expr, f, d)
+    got = recognise_norms(expr, f, d, exc.jacobians)
     if got is None or not qp_form(got[0]) or got[0].low_rank:
         return None
     return NormUserObjective(objective, *got)
