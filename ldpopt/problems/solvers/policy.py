@@ -117,9 +117,9 @@ CONE_CHAIN = ("CLARABEL", "SCS")
 #: chain's one retry when Clarabel at ``DEFAULT_SOLVER_OPTIONS``' 1e-10 stops without an answer
 #: (``optimal_inaccurate``, its iteration limit) at a point within the constraints, before any
 #: first-order solver — ldpopt's check decides its point, as any (after an error or a point off the
-#: constraints the chain goes to ``CLARABEL_UNITS`` at once: ``routes.clarabel_retries``). Measured on the seven grammar families at d = 100 where
-#: Clarabel at 1e-10 gave no answer (benchmarks/results/clarabel_retry_{before,after}.md): three
-#: answered by the retry (one ``optimal``, two ``optimal_unverified`` where they were
+#: constraints the chain goes to ``CLARABEL_UNITS`` at once: ``routes.clarabel_retries``). Measured
+#: on the seven grammar families at d = 100 where Clarabel at 1e-10 gave no answer
+#: (benchmarks/results/clarabel_retry_{before,after}.md): three answered by the retry (one ``optimal``, two ``optimal_unverified`` where they were
 #: ``optimal_inaccurate`` or SCS's), three failing at 1e-8 too (SCS as before, ~10-30 ms more)
 CLARABEL_RETRY = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
 #: the retry's name in ``Solution.attempts``

@@ -440,10 +440,10 @@ def in_units_retry(problem, ctx: SolveContext) -> bool:
     the retry of :func:`clarabel_retries` gave no answer that passed ldpopt's check and did not end
     the chain (:func:`first_order_cannot_do_better`), or at once where Clarabel stopped without a
     point within the constraints (:func:`clarabel_stopped`, not :func:`clarabel_retries`): the
-    problem's unit is not that one already and the time limit, if any, has not passed. Clarabel's path depends on the unit of its variable (its
-    scaling and its tolerances are relative to it), so a problem that fails at ldpopt's unit may
-    solve at f's own, as it does in plain cvxpy; the answer's f and duals, in frequency units, are
-    judged by this problem's check."""
+    problem's unit is not that one already and the time limit, if any, has not passed. Clarabel's
+    path depends on the unit of its variable (its scaling and its tolerances are relative to it), so
+    a problem that fails at ldpopt's unit may solve at f's own, as it does in plain cvxpy; the
+    answer's f and duals, in frequency units, are judged by this problem's check."""
     return problem.scale != CLARABEL_UNITS and not ctx.clock.expired()
 
 
