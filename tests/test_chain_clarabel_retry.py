@@ -101,7 +101,7 @@ def test_a_clarabel_that_failed_goes_on_in_your_objectives_units_at_once(monkeyp
     """Clarabel's error at ldpopt's unit is not retried at its looser defaults (on the grammar's
     families that retry erred again every time): the next attempt is in your objective's units, at
     ldpopt's options."""
-    fam, prob = _clarabel_first_in_ldpopts_unit(seed)
+    _, prob = _clarabel_first_in_ldpopts_unit(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         seen, units = _first_clarabel_fails(monkeypatch)
@@ -170,16 +170,16 @@ def test_no_retry_in_your_units_where_the_unit_is_yours_already_or_the_point_was
     fam = draw_family(3, 30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        seen, units = _first_clarabel_fails(monkeypatch, "optimal_inaccurate", failing=2, stalled=1)
+        seen, _ = _first_clarabel_fails(monkeypatch, "optimal_inaccurate", failing=2, stalled=1)
         sol = fam.ldpopt_problem(CLARABEL_UNITS).solve()  # stalled within: the retry, then no unit to change to
         names = [a["solver"] for a in sol.attempts]
         assert within_tolerance(seen.points[0]) and CLARABEL_RETRY_NAME in names
         assert CLARABEL_UNITS_NAME not in names and len(seen) == 2
-        seen, units = _first_clarabel_fails(monkeypatch, failing=2)
+        seen, _ = _first_clarabel_fails(monkeypatch, failing=2)
         sol = fam.ldpopt_problem(CLARABEL_UNITS).solve()  # an error: no retry at its defaults, no unit to change to
         names = [a["solver"] for a in sol.attempts]
         assert CLARABEL_RETRY_NAME not in names and CLARABEL_UNITS_NAME not in names and len(seen) == 1
-        seen, units = _first_clarabel_fails(monkeypatch, status="inaccurate", failing=2)
+        seen, _ = _first_clarabel_fails(monkeypatch, status="inaccurate", failing=2)
         sol = fam.ldpopt_problem().solve()  # a refuted point: no retry at all
         assert CLARABEL_UNITS_NAME not in [a["solver"] for a in sol.attempts] and len(seen) == 1
 

@@ -119,8 +119,9 @@ CONE_CHAIN = ("CLARABEL", "SCS")
 #: first-order solver — ldpopt's check decides its point, as any (after an error or a point off the
 #: constraints the chain goes to ``CLARABEL_UNITS`` at once: ``routes.clarabel_retries``). Measured
 #: on the seven grammar families at d = 100 where Clarabel at 1e-10 gave no answer
-#: (benchmarks/results/clarabel_retry_{before,after}.md): three answered by the retry (one ``optimal``, two ``optimal_unverified`` where they were
-#: ``optimal_inaccurate`` or SCS's), three failing at 1e-8 too (SCS as before, ~10-30 ms more)
+#: (benchmarks/results/clarabel_retry_{before,after}.md): three answered by the retry (one
+#: ``optimal``, two ``optimal_unverified`` where they were ``optimal_inaccurate`` or SCS's), three
+#: failing at 1e-8 too (SCS as before, ~10-30 ms more)
 CLARABEL_RETRY = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
 #: the retry's name in ``Solution.attempts``
 CLARABEL_RETRY_NAME = "CLARABEL at its default tolerances"
