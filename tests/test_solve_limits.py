@@ -424,6 +424,12 @@ def assert_contained(row):
         assert row["status"] in ("infeasible", "infeasible_inaccurate", "time_limit", "solver_error", "inaccurate"), where
         assert row["status"] != "infeasible" or row["verified"], where
         return
+    if fault == "hang" and row["first"][:2] == ["LDPOPT", "time_limit"]:
+        # the call's backstop (limit + 0.4 s, progress.backstop) came before the chain recorded the
+        # killed child: the limit kept all the same, nothing left behind (both asserted above); seen
+        # once under load, at 0.75 s for a 0.3 s limit
+        assert row["status"] == "time_limit", where
+        return
     assert row["first"][:2] == [solver, "user_limit" if fault == "hang" else "solver_error"], where
     if fault == "segfault":
         assert "SIGSEGV" in row["first"][2], where
