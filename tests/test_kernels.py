@@ -148,3 +148,36 @@ def test_ss_fused_checks_raise_the_numpy_errors():
         assert str(got.value) == str(want.value)
     counts, bad = cpu.subset_counts_checked(np.array([[0, 1, 1], [2, 0, 12]], np.int64), 10)
     assert bad == 2 and counts[:3].tolist() == [2, 1, 1] and counts.sum() == 4
+
+
+def test_precompile_compiles_every_kernel_an_oracles_count_runs(tmp_path):
+    """After ``kernels.precompile()`` (``make``'s install step), every oracle's count on
+    ``device="cpu"`` — the CASES above, with the thread count at 1 and at the machine's — runs on
+    kernels it compiled: no kernel gains a type signature. A fresh interpreter, so the signatures
+    start empty (compiled or loaded from the on-disk cache, as that process finds it)."""
+    import json
+    import subprocess
+    import sys
+
+    code = f"""
+import json, numba, numpy as np
+from ldpopt import kernels, oracles
+from ldpopt.kernels import cpu
+names = kernels.precompile()
+def sigs():
+    return {{n: sorted(map(str, getattr(cpu, n).signatures)) for n in dir(cpu)
+             if hasattr(getattr(cpu, n), "signatures")}}
+before = sigs()
+for t in sorted({{1, numba.config.NUMBA_NUM_THREADS}}):
+    numba.set_num_threads(t)
+    for name, eps, d, n in {CASES!r}:
+        gen = np.random.default_rng(0)
+        orc = oracles.get(name, eps, d)
+        orc.aggregate(orc.perturb(gen.integers(0, d, n), gen), device="cpu")
+print(json.dumps({{"names": names, "before": before, "after": sigs()}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert {"histogram", "column_counts", "hash_counts_wide"} <= set(got["names"]), got["names"]
+    assert got["after"] == got["before"], got

@@ -17,6 +17,7 @@ _moved.install()  # the closed forms' old paths (ldpopt.kernels.xp* → ldpopt.x
 __all__ = [
     "AUTO_CELLS",
     "histogram",
+    "precompile",
     "resolve",
 ]
 
@@ -89,6 +90,45 @@ def resolve(device, cells: int = 0) -> str:
 
         cuda.check_usable()
     return device
+
+
+def precompile() -> list[str]:
+    """Compile the CPU aggregation kernels (:mod:`.cpu`) into Numba's on-disk cache, by one call of each
+    of that module's counting functions on a tiny input (the argument types they pass their kernels):
+    a later process that counts on ``device="cpu"`` loads them instead of compiling. Their parallel
+    loops take ~25 s of CPU to compile; ``make``'s install step runs this once, as pip compiles
+    bytecode. The hashed counts run on two kernels, one chunking the users and one not (which one
+    depends on the reports and the threads, :func:`.cpu.hash_counts`): both are called where this
+    machine has two threads or more (on one, only the second ever runs). The sketch and ridge kernels
+    compile in about a second each at their first call and are left to it.
+
+    Returns
+    -------
+    list of str
+        The kernels compiled or loaded, by name; empty without Numba (nothing to compile).
+
+    Examples
+    --------
+    >>> from ldpopt import kernels
+    >>> "histogram" in kernels.precompile() or not kernels.numba_available()  # doctest: +SKIP
+    True
+
+    (Skipped when the docstrings run: tens of seconds in a fresh environment.)
+    """
+    if not numba_available():
+        return []
+    from . import cpu
+
+    rng = np.random.default_rng(0)
+    cpu.histogram_checked(np.array([0, 1, 1], dtype=np.int64), 3)
+    cpu.subset_counts_checked(np.array([[0, 1], [1, 2]], dtype=np.int64), 3)
+    cpu.column_counts(np.packbits(rng.integers(0, 2, size=(4, 16)).astype(bool), axis=1), 16)
+    keys = rng.integers(0, 2**63, size=4096, dtype=np.int64)
+    cpu.hash_counts(keys[:1], np.zeros(1, dtype=np.int64), 8, 4)  # one report: the users not chunked
+    cpu.hash_counts(keys, rng.integers(0, 4, size=4096), 8, 4)  # 4,096: chunked on two threads or more
+    return sorted(name.lstrip("_") for name in ("_histogram", "_subset_counts", "_column_counts", "_hash_counts",
+                                                 "_hash_counts_wide", "_sum_rows")
+                  if getattr(getattr(cpu, name), "signatures", None))
 
 
 def _run(fn, *args):
