@@ -86,6 +86,31 @@ def test_squares_floor_is_the_squares_modulus_and_a_strong_convexity_bound(case)
         assert lhs <= rhs + 1e-9 * (1 + abs(rhs))
 
 
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(square_objectives(), st.sampled_from(("cumsum", "dense")), st.floats(0.1, 2.0))
+def test_squares_floor_reads_no_quadratic_forms_jacobian(case, form, c):
+    """A sum of squares of an argument that is not per value (a ``cumsum``, a dense map) gives the
+    floor nothing, so adding one leaves μ as it was and computes no Jacobian: the walk's Jacobian
+    calls are counted with and without it."""
+    from ldpopt.problems.objectives import recognise as rec
+
+    expr, x, expected, d, seed = case
+    inner = cp.cumsum(x - 0.1) if form == "cumsum" else np.random.default_rng(seed + 2).normal(size=(3, d)) @ x
+    calls = []
+    real = rec._jacobian
+
+    def counted(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rec, "_jacobian", counted)
+        assert squares_floor(expr, x, d) == pytest.approx(expected, rel=1e-12)
+        before = len(calls)
+        assert squares_floor(expr + c * cp.sum_squares(inner), x, d) == pytest.approx(expected, rel=1e-12)
+    assert len(calls) == 2 * before, calls
+
+
 def test_squares_floor_is_zero_without_a_modulus():
     x = cp.Variable(4)
     ones = np.ones(4)
