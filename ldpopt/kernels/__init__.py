@@ -126,9 +126,8 @@ def precompile() -> list[str]:
     keys = rng.integers(0, 2**63, size=4096, dtype=np.int64)
     cpu.hash_counts(keys[:1], np.zeros(1, dtype=np.int64), 8, 4)  # one report: the users not chunked
     cpu.hash_counts(keys, rng.integers(0, 4, size=4096), 8, 4)  # 4,096: chunked on two threads or more
-    return sorted(name.lstrip("_") for name in ("_histogram", "_subset_counts", "_column_counts", "_hash_counts",
-                                                 "_hash_counts_wide", "_sum_rows")
-                  if getattr(getattr(cpu, name), "signatures", None))
+    # the module's Numba functions that these calls compiled or loaded (their dispatchers' signatures)
+    return sorted(name.lstrip("_") for name, fn in vars(cpu).items() if getattr(fn, "signatures", None))
 
 
 def _run(fn, *args):
