@@ -218,6 +218,53 @@ def test_nonsmooth_user_objective_at_its_kinks_is_unverified_not_optimal():
     assert not ch_far.passed and status_after_check("optimal", ch_far) == "inaccurate"
 
 
+def _on_kinks(d=40, seed=5):
+    """A point m (every value > 0) and the gradient of J = Σ|f_v − m_v| (separable) and of
+    J = Σ_k |(L(f − m))_k| with L the cumulative sum (coupled), each as numpy's ``sign`` gives it
+    (0 at a kink, as cvxpy's): f = m sits on every kink."""
+    m = np.random.default_rng(seed).dirichlet(np.full(d, 5.0))
+    separable = lambda f: np.sign(f - m)  # noqa: E731
+    coupled = lambda f: np.cumsum(np.sign(np.cumsum(f - m))[::-1])[::-1]  # Lᵀ sign(L(f − m))  # noqa: E731
+    return m, separable, coupled
+
+
+def test_probe_reads_a_value_that_sits_on_a_kink_by_its_jump():
+    """At a kink that f sits on, both one-sided differences are the jump, so the first reading
+    (d₊ ≈ d₋) saw no kink and took the jump for a curvature: a residual 3 against a jump of 2 — no
+    subgradient zeroes it — passed as a Newton step of ~3h. The second reading, over h/8, sees a
+    difference that does not shrink: a residual within the jump is stationary for a separable J (its
+    subdifferential per value is the interval), a kink for a coupled one, and beyond the jump refutes."""
+    from ldpopt.problems.check.verdict import probe
+
+    m, separable, coupled = _on_kinks()
+    d, h = m.size, 1e-9
+    where = np.ones(d, dtype=bool)
+    kink, newton = probe(separable, m, np.full(d, 0.5), where, h)  # within the jump [-1, 1] of every value
+    assert not kink.any() and np.all(newton == 0.0)
+    r = np.full(d, 0.5)
+    r[7] = 3.0  # beyond its jump: refuted, with no Newton reading to pass it
+    kink, newton = probe(separable, m, r, where, h)
+    assert not kink.any() and np.isinf(newton[7])
+    # coupled: Lᵀs spans ±(d − v) at value v; a residual within that is a kink (not chosen value by value)
+    r = 0.5 * (d - np.arange(d))
+    kink, newton = probe(coupled, m, r, where, h)
+    assert kink.all() and np.all(np.isinf(newton))
+    r[-1] = 3.0  # the last value's jump is 2
+    kink, newton = probe(coupled, m, r, where, h)
+    assert not kink.any() and np.all(np.isinf(newton))
+    # a value whose residual was moved into a multiplier of f ≥ 0 must be explained too
+    r = np.full(d, 0.5)
+    absorbed = np.zeros(d, dtype=bool)
+    absorbed[3] = True
+    before = r.copy()
+    before[3] = 5.0
+    kink, newton = probe(separable, m, r, ~absorbed, h, absorbed, before)
+    assert not kink.any() and np.all(np.isinf(newton[~absorbed]))
+    before[3] = 0.5
+    kink, newton = probe(separable, m, r, ~absorbed, h, absorbed, before)
+    assert not kink.any() and np.all(newton == 0.0)
+
+
 def test_a_check_that_cannot_run_gives_optimal_unverified_with_the_reason():
     est = _est(30, n=10**4)
     # a convex constraint whose gradient cvxpy does not implement (‖·‖∞ squared: not a maximum of

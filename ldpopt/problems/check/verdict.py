@@ -320,7 +320,8 @@ def _cvxpy_gradient(problem, f: np.ndarray, memo: dict | None = None) -> np.ndar
     return np.asarray(g, dtype=np.float64).ravel() / (problem.multiplier * problem.scale)
 
 
-def probe(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float):
+def probe(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float,
+          absorbed: np.ndarray | None = None, absorbed_r: np.ndarray | None = None):
     """(kink, newton) at the values ``where`` (module docstring): one-sided differences of the
     gradient over h_v = min(h, f_v/8) (f_v/8 keeps a log or entropy term inside its domain), d± =
     ±(∇J(f ± h_v) − ∇J(f))_v. ``kink``: the two sides differ by more than half the larger (a
@@ -328,7 +329,19 @@ def probe(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float):
     counts as a kink). ``newton``: |r_v|/c_v with c_v = (d₊ + d₋)/(2h_v) the measured curvature,
     the change of f_v that would zero r_v (inf where c_v ≤ 0, and everywhere when the objective is
     coupled: moving every other probed value moves the gradient of a value not moved, so c_v would
-    carry cross terms)."""
+    carry cross terms).
+
+    Where no value shows a kink so, the differences are read again over h_v/8: a differentiable
+    gradient's shrink 8-fold, while at a kink that f sits on to the solver's precision (each side
+    its own jump, so d₊ ≈ d₋) they keep more than half their size, and c_v is a jump over a step,
+    not a curvature: such a value has no Newton reading. Where every value probed, and every value
+    ``absorbed`` (off 0, its residual moved into a multiplier of f ≥ 0 by :func:`absorb_at_zero`;
+    read with its residual before that, ``absorbed_r``), sits on a kink whose jump |d₊| + |d₋|
+    over h_v/8 spans its residual, another subgradient may zero every residual: for a separable
+    objective that is stationarity (the subdifferential of each value holds the interval the jump
+    spans; ``newton`` 0 there), for a coupled one a kink (a subgradient is not chosen value by
+    value). Otherwise a value whose residual exceeds its jump refutes f, as before the second
+    reading."""
     hv = np.where(where, np.where(f > 0, np.minimum(h, f / 8.0), h), 0.0)
     with np.errstate(all="ignore"):
         g0 = gradient(f)
@@ -342,6 +355,21 @@ def probe(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float):
         half[np.flatnonzero(where)[::2]] = True
         moved = np.abs(gradient(f + np.where(half, hv, 0.0)) - g0)
         coupled = np.any(~half & ~(moved <= 4 * _EPS * np.abs(g0)))
+        if not kink.any():  # a kink that f sits on: the differences do not shrink with the step
+            need, r_need = where, r
+            if absorbed is not None and absorbed_r is not None:
+                need, r_need = where | absorbed, np.where(absorbed, absorbed_r, r)
+            hn = np.where(need, np.where(f > 0, np.minimum(h, f / 8.0), h), 0.0)
+            wide = np.abs(up) + np.abs(down) if need is where else (
+                np.abs(gradient(f + hn) - g0) + np.abs(g0 - gradient(f - hn)))
+            span = np.abs(gradient(f + hn / 8) - g0) + np.abs(g0 - gradient(f - hn / 8))
+            on_kink = need & (span > 0.5 * wide)
+            if not np.array_equal(on_kink & (span >= np.abs(r_need)), need):
+                newton = np.where(on_kink, np.inf, newton)
+            elif coupled:
+                kink = where.copy()
+            else:
+                return kink, np.zeros_like(newton)
     if coupled:
         newton = np.full_like(newton, np.inf)
     return kink, np.where(where, newton, 0.0)
@@ -1160,6 +1188,7 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
     r = grad + jty
     ch.stationarity = float(np.max(np.abs(r))) / scale
     lag, dual_inf = _gap_terms(problem, f, duals)
+    r_before = r
     if ch.stationarity > STATIONARITY_TOL and near_zero_allowance(obj):
         r, lag = absorb_at_zero(problem, f, duals, r, lag, np.abs(r) > STATIONARITY_TOL * scale)
         ch.stationarity = float(np.max(np.abs(r))) / scale
@@ -1168,7 +1197,9 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
     # probe cost 2-3x the whole call there (random families at d = 100) for answers left unverified
     if ch.stationarity > STATIONARITY_TOL and near_zero_allowance(obj) and not non_affine(problem):
         where = np.abs(r) > STATIONARITY_TOL * scale
-        kink, newton = probe(gfun, f, r, where, violation_tol(d))
+        # a residual moved into a multiplier of f ≥ 0 at a value off 0 costs the gap; one on a kink must still be explained
+        absorbed = (r != r_before) & (f > violation_tol(d))
+        kink, newton = probe(gfun, f, r, where, violation_tol(d), absorbed if absorbed.any() else None, r_before)
         if kink.any():
             why = (f"objective {obj.name!r} is not differentiable at f ({int(kink.sum())} values within "
                    f"{violation_tol(d):.0e} of a kink): a residual there may be the choice of subgradient")
