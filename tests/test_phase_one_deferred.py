@@ -103,6 +103,34 @@ def test_a_point_just_outside_a_ball_is_pulled_inside_it_on_the_simplex(d, seed,
     assert np.abs(inner - f).max() <= 1e3 * max(out, 1e-11)  # a step of the order of the violation
 
 
+@settings(max_examples=examples(6), deadline=None)
+@given(d=st.integers(4, 40), seed=st.integers(0, 2**31 - 1), past=st.sampled_from([1e-12, 8.5e-12, 1e-10, 9e-10]))
+def test_a_value_just_past_its_own_row_is_clipped_onto_it_before_the_step(d, seed, past):
+    """A user's row of one value, f[0] <= u, is a per-value bound of the exact system, and a value
+    within 1e-9 of its bound is held by the step: read ``past`` beyond u (as an interior point's
+    answer leaves it), beside a ball the answer misses by 1e-11, the step's point meets both rows by
+    cvxpy's own reading and the system is proved non-empty at it; the answer itself meets neither."""
+    import ldpopt
+    from ldpopt.problems import Problem, Simplex
+
+    rng = np.random.default_rng(seed)
+    est = ldpopt.oracles.get("grr", 1.0, d).estimate(rng.multinomial(1000, np.full(d, 1.0 / d)), 1000)
+    c = rng.dirichlet(np.full(d, 5.0))
+    v = rng.dirichlet(np.ones(d)) - c
+    t = 0.05 * np.linalg.norm(v)
+    f = c + (t + 1e-11) / np.linalg.norm(v) * v  # 1e-11 outside the ball, on the simplex's plane
+    if f.min() <= 1e-6:
+        return  # the sphere leaves the simplex there
+    u = f[0] - past
+    prob = Problem(est, "cls", [Simplex(), lambda g, e: cp.norm(g - c, 2) <= t, lambda g, e: g[0] <= u])
+    system = owned_system(prob)
+    assert not user_rows_met(prob, f, system[-1])
+    inner = pulled_in(prob, f, system)
+    assert inner is not None
+    assert user_rows_met(prob, inner, system[-1]) and point_feasible(system, inner)
+    assert inner[0] <= u and np.linalg.norm(inner - c) < t
+
+
 def test_no_step_is_tried_where_the_system_holds_every_constraint_or_a_cone_is_left_out():
     import ldpopt
     from ldpopt.problems import Problem, Simplex

@@ -146,7 +146,10 @@ def pulled_in(problem, f: np.ndarray, system) -> np.ndarray | None:
     system (a user's affine ``<=`` among them), whose value g_e(f) or r_i = a_i·f − b_i is above −τ
     (τ = the largest of them, at least 1e-11); every equality row, every other entry or inequality
     row within :data:`HELD_BAND` τ of its bound (or 1e-9 of its right side) and every value within
-    1e-9 of a bound kept where it is (their rows of δ zero). scipy's ``lsqr`` from δ = 0 gives the least-norm solution of that system. Where the set
+    1e-9 of a bound kept where it is, f first clipped onto its per-value bounds (the system's: f ≥ 0
+    and a user's rows of one value, such as ``f[i] <= c``, which a grammar family's answer read
+    8.5e-12 past c at d = 100, held there out of the step's reach); a held row's δ undoes what the
+    clip moved it by, so it keeps the answer's value (δ zero there where nothing was clipped). scipy's ``lsqr`` from δ = 0 gives the least-norm solution of that system. Where the set
     has a point strictly inside those constraints near f, g(f + δ) ≈ −τ < 0 to first order, with ‖δ‖
     about τ / ‖∇g‖.
 
@@ -194,6 +197,8 @@ def pulled_in(problem, f: np.ndarray, system) -> np.ndarray | None:
     f = np.asarray(f, dtype=np.float64)
     if complete or f.shape != (problem.estimate.d,) or not np.all(np.isfinite(f)):
         return None
+    answer = f
+    f = np.clip(f, lo, up)  # onto the per-value bounds first: a value held within 1e-9 of one is never moved below
     left_out = _left_out(problem)
     if left_out is None:
         return None
@@ -201,6 +206,7 @@ def pulled_in(problem, f: np.ndarray, system) -> np.ndarray | None:
     # contradict that one)
     curved = [con for con in left_out if not con.expr.is_affine()]
     r = np.asarray(A @ f).ravel() - b if A.shape[0] else np.zeros(0)  # each row's value, ≤ 0 or = 0
+    clipped = np.asarray(A @ (f - answer)).ravel() if A.shape[0] else r  # what the clip moved each row by
     x = problem.x
     memo: dict = {}  # this call's constant Jacobians of the affine nodes (cvxpy_grad)
     rows: list = []
@@ -246,7 +252,8 @@ def pulled_in(problem, f: np.ndarray, system) -> np.ndarray | None:
         return None
     free = (f - lo > 1e-9) & (up - f > 1e-9)
     M = sp.vstack([A[active]] + rows, format="csr")[:, np.flatnonzero(free)]
-    target = np.concatenate([np.where(moving[active], -(r[active] + tau), 0.0)] + rhs)
+    # (a held row back where the answer had it: the clip's move undone by the free values)
+    target = np.concatenate([np.where(moving[active], -(r[active] + tau), -clipped[active])] + rhs)
     step = lsqr(M, target, atol=1e-14, btol=1e-14, iter_lim=10 * n_rows + 100)[0]
     if not np.all(np.isfinite(step)):
         return None
