@@ -245,6 +245,13 @@ def test_probe_reads_a_value_that_sits_on_a_kink_by_its_jump():
     r[7] = 3.0  # beyond its jump: refuted, with no Newton reading to pass it
     kink, newton = probe(separable, m, r, where, h)
     assert not kink.any() and np.isinf(newton[7])
+    # an uneven kink, J_v = 2·(f_v − m_v)⁺ + (m_v − f_v)⁺: subgradients [−1, 2] at m. A residual is zeroed
+    # by one of them only when −2 ≤ r_v ≤ 1 (a residual of 1.5 is not, though the jump's width is 3)
+    uneven = lambda f: np.where(f > m, 2.0, np.where(f < m, -1.0, 0.0))  # noqa: E731
+    kink, newton = probe(uneven, m, np.full(d, -1.5), where, h)
+    assert not kink.any() and np.all(newton == 0.0)
+    kink, newton = probe(uneven, m, np.full(d, 1.5), where, h)
+    assert not kink.any() and np.all(np.isinf(newton))
     # coupled: Lᵀs spans ±(d − v) at value v; a residual within that is a kink (not chosen value by value)
     r = 0.5 * (d - np.arange(d))
     kink, newton = probe(coupled, m, r, where, h)

@@ -336,8 +336,9 @@ def probe(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float,
     its own jump, so d₊ ≈ d₋) they keep more than half their size, and c_v is a jump over a step,
     not a curvature: such a value has no Newton reading. Where every value probed, and every value
     ``absorbed`` (off 0, its residual moved into a multiplier of f ≥ 0 by :func:`absorb_at_zero`;
-    read with its residual before that, ``absorbed_r``), sits on a kink whose jump |d₊| + |d₋|
-    over h_v/8 spans its residual, another subgradient may zero every residual: for a separable
+    read with its residual before that, ``absorbed_r``), sits on a kink whose jump over h_v/8 spans
+    its residual (−d₊ ≤ r_v ≤ d₋: the subgradient at the jump's far side, chosen instead, zeroes
+    it), another subgradient may zero every residual: for a separable
     objective that is stationarity (the subdifferential of each value holds the interval the jump
     spans; ``newton`` 0 there), for a coupled one a kink (a subgradient is not chosen value by
     value). Otherwise a value whose residual exceeds its jump refutes f, as before the second
@@ -362,9 +363,10 @@ def probe(gradient, f: np.ndarray, r: np.ndarray, where: np.ndarray, h: float,
             hn = np.where(need, np.where(f > 0, np.minimum(h, f / 8.0), h), 0.0)
             wide = np.abs(up) + np.abs(down) if need is where else (
                 np.abs(gradient(f + hn) - g0) + np.abs(g0 - gradient(f - hn)))
-            span = np.abs(gradient(f + hn / 8) - g0) + np.abs(g0 - gradient(f - hn / 8))
-            on_kink = need & (span > 0.5 * wide)
-            if not np.array_equal(on_kink & (span >= np.abs(r_need)), need):
+            up8, down8 = gradient(f + hn / 8) - g0, g0 - gradient(f - hn / 8)
+            on_kink = need & (np.abs(up8) + np.abs(down8) > 0.5 * wide)
+            # another subgradient s ∈ [∇J − d₋, ∇J + d₊] zeroes r_v + (s − ∇J_v) iff −d₊ ≤ r_v ≤ d₋
+            if not np.array_equal(on_kink & (-up8 <= r_need) & (r_need <= down8), need):
                 newton = np.where(on_kink, np.inf, newton)
             elif coupled:
                 kink = where.copy()
