@@ -206,7 +206,7 @@ def pulled_in(problem, f: np.ndarray, system) -> np.ndarray | None:
     # contradict that one)
     curved = [con for con in left_out if not con.expr.is_affine()]
     r = np.asarray(A @ f).ravel() - b if A.shape[0] else np.zeros(0)  # each row's value, ≤ 0 or = 0
-    clipped = np.asarray(A @ (f - answer)).ravel() if A.shape[0] else r  # what the clip moved each row by
+    clipped = np.asarray(A @ (f - answer)).ravel() if A.shape[0] else np.zeros(0)  # what the clip moved each row by
     x = problem.x
     memo: dict = {}  # this call's constant Jacobians of the affine nodes (cvxpy_grad)
     rows: list = []
