@@ -212,8 +212,10 @@ def test_a_problem_rescaled_poses_the_same_problem_in_another_unit(seed):
             prob.rescaled(bad)
 
 
-def _clarabel_iterations(monkeypatch) -> list:
-    """Each Clarabel attempt's iterations, read from the cvxpy problem it answered into."""
+def _clarabel_iterations(monkeypatch, stall: bool | None = False) -> list:
+    """Each Clarabel attempt's iterations, read from the cvxpy problem it answered into. ``stall``:
+    whether Clarabel is stopped where it stalls (:mod:`ldpopt.problems.solvers.stall`; False: off,
+    so that the iteration limit alone is read; None: as the attempt decides)."""
     from _faults import as_library
 
     from ldpopt.problems.solvers import attempts
@@ -221,10 +223,11 @@ def _clarabel_iterations(monkeypatch) -> list:
     real, seen = attempts.solved_in_worker, []
 
     @as_library
-    def recorded(prob, data, chain, inverse, verbose, opts, seconds, what):
-        real(prob, data, chain, inverse, verbose, opts, seconds, what)
+    def recorded(prob, data, chain, inverse, verbose, opts, seconds, what, decided=False):
+        out = real(prob, data, chain, inverse, verbose, opts, seconds, what, decided if stall is None else stall)
         if chain.solver.name() == "CLARABEL":
             seen.append((prob.solver_stats.num_iters, opts.get("max_iter")))
+        return out
 
     monkeypatch.setattr(attempts, "solved_in_worker", recorded)
     return seen
@@ -235,8 +238,10 @@ def test_a_clarabel_stalled_at_its_reduced_tolerances_stops_at_ldpopts_iteration
     ``AlmostSolved`` under Clarabel's own limit of 200): each of the chain's Clarabel attempts runs
     with ``CLARABEL_MAX_ITER`` and none goes past it, the first cut there; the answer (the retry's,
     ``optimal``) is the one the chain gives without the limit, point and status; a caller's
-    ``max_iter`` replaces ldpopt's."""
+    ``max_iter`` replaces ldpopt's. (The stop where Clarabel stalls, which cuts it sooner, is off
+    here: the limit is read alone. With it on, the first attempt ends at its start.)"""
     from ldpopt.problems.solvers import policy
+    from ldpopt.problems.solvers.stall import STALL_START
 
     seen = _clarabel_iterations(monkeypatch)
     fam = draw_family(1014, 100)
@@ -260,6 +265,10 @@ def test_a_clarabel_stalled_at_its_reduced_tolerances_stops_at_ldpopts_iteration
     seen = _clarabel_iterations(monkeypatch)
     _, its_caller = solved(max_iter=150)
     assert its_caller[0] == (112, 150)
+    monkeypatch.undo()
+    seen = _clarabel_iterations(monkeypatch, stall=None)
+    stopped, its_stopped = solved()
+    assert its_stopped[0] == (STALL_START, policy.CLARABEL_MAX_ITER) and stopped.status == "optimal"
 
 
 def test_the_iteration_limit_holds_up_to_its_size_only():

@@ -19,9 +19,10 @@ from ..progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET
 from ..progress import OWN_TIME_LIMIT, SolveContext
 from ..solution import _MESSAGES, Solution
 from .isolate import SolverTimedOut, runs_isolated, solved_in_worker, user_code_raised
-from .policy import DEFAULT_SOLVER_OPTIONS, SCS_TIGHT, size_options
+from .policy import CLARABEL_MAX_ITER_MAX_D, CLARABEL_RETRY, DEFAULT_SOLVER_OPTIONS, SCS_TIGHT, size_options
+from .stall import STALL_FACTOR, STALL_WINDOW
 
-__all__ = ["STRUCTURED", "cvxpy_attempt", "options_for", "structured_attempt"]
+__all__ = ["STRUCTURED", "clarabel_configured", "cvxpy_attempt", "options_for", "structured_attempt"]
 
 #: the name of ldpopt's own dual solver (:func:`ldpopt.problems.solvers.structured.solve_structured`) in
 #: ``Solution.solver`` and as ``solve(solver=STRUCTURED)``
@@ -103,6 +104,17 @@ def options_for(problem, name: str, ctx: SolveContext, route: dict | None = None
     return opts
 
 
+def clarabel_configured(problem, ctx: SolveContext) -> bool:
+    """Whether the caller or the objective gave Clarabel options of its own: a ``CLARABEL={...}``
+    dict (the objective's ``solver_options`` or the solve's), or a tolerance of
+    :data:`.policy.CLARABEL_RETRY` or ``max_iter`` for every solver. Clarabel configured so runs as
+    configured: no retry of the chain's (:func:`.routes.clarabel_stopped`), no stop where it stalls
+    (:mod:`.stall`)."""
+    if problem.objective.solver_options.get("CLARABEL"):
+        return True
+    return any(k.upper() == "CLARABEL" or k in CLARABEL_RETRY or k == "max_iter" for k in ctx.solver_options)
+
+
 def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs: bool = False,
                   cap: float | None = None, route: dict | None = None, judge=None) -> Solution:
     """One solver, then ldpopt's check; the status says whether the check passed. ``ctx``: the
@@ -120,6 +132,8 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     d = problem.estimate.d
     nan_f = np.full(d, np.nan)
     opts = options_for(problem, name, ctx, route if route is not None else SCS_TIGHT if tight_scs else None, cap)
+    # stopped where it stalls (.stall), within ldpopt's own iteration limit's sizes
+    stall = name == "CLARABEL" and problem.estimate.d <= CLARABEL_MAX_ITER_MAX_D and not clarabel_configured(problem, ctx)
     problem.cvxpy_problem  # noqa: B018 - the cvxpy problem built here, before a child process would build its own copy
     error_text = ""
     out: Any = None  # the solve's plain data (_solve_collect), None after a failure
@@ -131,7 +145,7 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
             with problem.cvxpy_lock:
                 left = ctx.left()
                 out = _solve_collect(problem, name, ctx.verbose, opts,
-                                     NO_LIMIT_BUDGET if left is None else max(left, 1e-3))
+                                     NO_LIMIT_BUDGET if left is None else max(left, 1e-3), stall)
         else:
             with problem.cvxpy_lock:  # one cvxpy solve of this problem's objects at a time (threads)
                 out = _solve_collect(problem, name, ctx.verbose, opts)
@@ -186,6 +200,9 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
         message = f"{solver_name} said optimal; {unverified_reason(checks)}"
     elif checks is not None and said in ("optimal", "optimal_inaccurate") and not checks.passed:
         message = f"{solver_name} said {said}; ldpopt's check failed: {'; '.join(checks.failed)}"
+    if stats is not None and stats.get("stalled_at") is not None:
+        message += (f" | Clarabel stopped at iteration {stats['stalled_at']}: its residuals and gap fell less than "
+                    f"{STALL_FACTOR:g}x in {STALL_WINDOW} iterations (solvers.stall)")
     if moved is not None:
         message += (f" | the solver's point moved onto its bounds and total by at most {moved:.1e} per value, "
                     "where ldpopt's check passed it (check.point.onto_bounds_and_total)")
@@ -238,13 +255,16 @@ def onto_bounds(problem, f: np.ndarray, duals: dict, checks, ctx: SolveContext):
     return (g, again, float(np.max(np.abs(g - f)))) if again.passed else None
 
 
-def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float | None = None) -> dict:
+def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float | None = None,
+                   stall: bool = False) -> dict:
     """cvxpy's solve of ``problem``'s compiled problem with solver ``name``; what the attempt reads of
     it as plain data. ``seconds``: the solver runs in the worker (:func:`.isolate.solved_in_worker`:
-    compiled here, solved in a child killed after ``seconds``, its answer unpacked here); None: here."""
+    compiled here, solved in a child killed after ``seconds``, its answer unpacked here; ``stall``:
+    Clarabel stopped there where it stalls, :mod:`.stall`); None: here, as cvxpy runs it."""
     problem.x.value = None  # nothing from an earlier solve may leak into this one
     prob = problem.cvxpy_problem
     compile_time = None
+    stalled_at = None
     with warnings.catch_warnings():
         # cvxpy's generic "may be inaccurate" UserWarning; ours (SolverWarning) says more
         warnings.filterwarnings("ignore", message="Solution may be inaccurate")
@@ -255,8 +275,8 @@ def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float
             t0 = time.perf_counter()
             data, chain, inverse = prob.get_problem_data(name, verbose=verbose, solver_opts=opts)
             compile_time = time.perf_counter() - t0
-            solved_in_worker(prob, data, chain, inverse, verbose, opts,
-                             max(seconds - compile_time, 1e-3), name)
+            stalled_at = solved_in_worker(prob, data, chain, inverse, verbose, opts,
+                                          max(seconds - compile_time, 1e-3), name, stall)
     st = prob.solver_stats
     x = problem.x.value
     return {"status": prob.status, "x": None if x is None else np.asarray(x, dtype=np.float64),
@@ -265,7 +285,7 @@ def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float
             "named_duals_set": any(con.dual_value is not None for con in problem.named_constraints.values()),
             "compile_time": compile_time,
             "stats": None if st is None else {"solver_name": st.solver_name, "solve_time": st.solve_time,
-                                              "num_iters": st.num_iters}}
+                                              "num_iters": st.num_iters, "stalled_at": stalled_at}}
 
 
 def _restore_duals(problem, out: dict) -> None:

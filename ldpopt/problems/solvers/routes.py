@@ -25,7 +25,7 @@ from ..objectives.likelihood_terms import LikelihoodTerms
 from ..progress import CheckTimedOut, SolveContext, timed_out
 from ..solution import Solution, _attempt, best_checked, within_tolerance
 from . import phase_one
-from .attempts import STRUCTURED, cvxpy_attempt, options_for, structured_attempt
+from .attempts import STRUCTURED, clarabel_configured, cvxpy_attempt, options_for, structured_attempt
 from .direct_qp import SUFFIX as DIRECT
 from .direct_qp import solve_direct_qp
 from .ipm import solve_ipm
@@ -411,12 +411,7 @@ def clarabel_stopped(problem, ctx: SolveContext, sol: Solution) -> bool:
     looser solve is no likelier to pass the same check."""
     if sol.solver != "CLARABEL" or sol.status not in RETRIED or ctx.clock.expired():
         return False
-    if problem.objective.solver_options.get("CLARABEL"):
-        return False
-    for k in ctx.solver_options:
-        if k.upper() == "CLARABEL" or k in CLARABEL_RETRY or k == "max_iter":
-            return False
-    return True
+    return not clarabel_configured(problem, ctx)
 
 
 def clarabel_retries(problem, ctx: SolveContext, sol: Solution) -> bool:

@@ -1,0 +1,89 @@
+"""Clarabel stopped where it no longer converges: the chain's Clarabel runs with a termination
+callback that ends the solve once its progress toward its own tolerances has stalled (:func:`stalled`),
+the stop read as Clarabel reads its iteration limit (:func:`stopped_status`). It runs from iteration
+:data:`STALL_START` where ldpopt's own limit does (``policy.CLARABEL_MAX_ITER_MAX_D``), not where you
+configured Clarabel. How the rule was chosen, and where it was not safe: docs/notes/problems.md,
+"ldpopt.problems.solvers.stall".
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+__all__ = ["STALL_FACTOR", "STALL_START", "STALL_WINDOW", "StallWatch", "solve_clarabel", "stalled", "stopped_status"]
+
+#: iterations over which Clarabel must make progress (:func:`stalled`)
+STALL_WINDOW = 15
+#: the least factor by which the best of m must fall over :data:`STALL_WINDOW` iterations
+STALL_FACTOR = 2.0
+#: the first iteration at which Clarabel may be stopped so
+STALL_START = 60
+
+
+def stalled(best: list[float], m: float, window: int = STALL_WINDOW, factor: float = STALL_FACTOR,
+            start: int = STALL_START) -> bool:
+    """Whether the solve has stalled at this iteration: ``best`` the least m of each iteration so far
+    (this one's last), ``m`` this iteration's (module docstring). Not before iteration ``start`` (nor
+    before ``window`` iterations), nor where m ≤ 1 (Clarabel stops there itself)."""
+    k = len(best) - 1
+    return k >= max(start, window) and m > 1.0 and best[k] > best[k - window] / factor
+
+
+class StallWatch:
+    """Clarabel's termination callback: records each iteration's progress measure and says stop
+    where :func:`stalled`; ``stopped_at`` the iteration it stopped (None: it did not), ``last`` that
+    iteration's residuals and gaps (Clarabel's ``DefaultInfo`` fields)."""
+
+    def __init__(self, settings):
+        self.tol = (float(settings.tol_feas), float(settings.tol_gap_abs), float(settings.tol_gap_rel))
+        self.best: list[float] = []
+        self.stopped_at: int | None = None
+        self.last: dict | None = None
+
+    def __call__(self, info) -> bool:
+        feas, gap_abs, gap_rel = self.tol
+        m = max(info.res_primal / feas, info.res_dual / feas, min(info.gap_abs / gap_abs, info.gap_rel / gap_rel))
+        m = float("inf") if math.isnan(m) else m  # a NaN residual: no progress
+        self.best.append(min(m, self.best[-1]) if self.best else m)
+        if not stalled(self.best, m):
+            return False
+        self.stopped_at = int(info.iterations)
+        self.last = {k: float(getattr(info, k)) for k in ("res_primal", "res_dual", "gap_abs", "gap_rel", "ktratio")}
+        return True
+
+
+def stopped_status(last: dict, settings) -> str:
+    """The status Clarabel gives at its iteration limit for a solve stopped at ``last``'s residuals:
+    ``"AlmostSolved"`` where they meet its reduced tolerances (both residuals and a gap, absolute or
+    relative, each below its reduced tolerance, and κ/τ ≤ 1: Clarabel's own test), else
+    ``"MaxIterations"``."""
+    feas = last["res_primal"] < settings.reduced_tol_feas and last["res_dual"] < settings.reduced_tol_feas
+    gap = last["gap_abs"] < settings.reduced_tol_gap_abs or last["gap_rel"] < settings.reduced_tol_gap_rel
+    return "AlmostSolved" if feas and gap and last["ktratio"] <= 1.0 else "MaxIterations"
+
+
+def solve_clarabel(solver, data: dict, verbose: bool, opts: dict):
+    """cvxpy's ``CLARABEL.solve_via_data`` on the compiled ``data`` (the same matrices, cones and
+    settings, no warm start), with :class:`StallWatch` as Clarabel's termination callback: Clarabel's
+    own answer, its status replaced by :func:`stopped_status` where the watch stopped it, and
+    ``stalled_at`` (the iteration, or None)."""
+    import clarabel
+    import scipy.sparse as sp
+    from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import dims_to_solver_cones
+    from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver
+
+    q = data["c"]
+    P = sp.triu(data["P"]).tocsc() if "P" in data else sp.csc_array((q.size, q.size))
+    settings = solver.parse_solver_opts(verbose, opts)
+    clar = clarabel.DefaultSolver(P, q, data["A"], data["b"], dims_to_solver_cones(data[ConicSolver.DIMS]), settings)
+    watch = StallWatch(settings)
+    clar.set_termination_callback(watch)
+    raw = clar.solve()
+    status = str(raw.status)
+    if watch.last is not None and status == "CallbackTerminated":
+        status = stopped_status(watch.last, settings)
+    out = SimpleNamespace(**{k: getattr(raw, k, None) for k in ("x", "z", "s", "obj_val", "obj_val_dual",
+                                                                  "solve_time", "iterations")})
+    out.status, out.stalled_at = status, watch.stopped_at
+    return out

@@ -1,0 +1,159 @@
+"""Clarabel stopped where it stalls (:mod:`ldpopt.problems.solvers.stall`): the rule on made-up
+progress, Clarabel's own test at its iteration limit, the call against cvxpy's on generated families,
+and the chain on a family that stalls."""
+
+from __future__ import annotations
+
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from ldpopt.problems.solvers.stall import (
+    STALL_FACTOR,
+    STALL_START,
+    STALL_WINDOW,
+    StallWatch,
+    solve_clarabel,
+    stalled,
+    stopped_status,
+)
+
+
+def _first_stop(ms) -> int | None:
+    best: list[float] = []
+    for k, m in enumerate(ms):
+        best.append(min(m, best[-1]) if best else m)
+        if stalled(best, m):
+            return k
+    return None
+
+
+def test_a_solve_that_keeps_converging_is_never_stopped():
+    """Progress measures falling by the factor over the window, or a little faster, or reaching 1
+    after a plateau shorter than the window: no stop. A slow but steady fall (2× every 14 iterations)
+    goes on for all 200; a plateau before the start is not read."""
+    steady = [1e6 * STALL_FACTOR ** (-k / (STALL_WINDOW - 1)) for k in range(200)]
+    assert _first_stop(steady) is None
+    plateau_then_converge = [1e4] * 5 + [1e4 * 10.0 ** (-k) for k in range(8)] + [0.5] * 30
+    assert _first_stop(plateau_then_converge) is None  # m ≤ 1 at the end: Clarabel stops there itself
+    short_plateau = [1e9 / 2**k for k in range(62)] + [1e9 / 2**61] * (STALL_WINDOW - 2) + [1e9 / 2 ** (61 + k) for k in range(40)]
+    assert _first_stop(short_plateau) is None
+    early_plateau = [1e5] * (STALL_START - 5) + [1e5 / 4**k for k in range(20)]
+    assert _first_stop(early_plateau) is None
+
+
+def test_a_plateau_is_stopped_from_the_start_where_the_window_shows_no_halving():
+    """m falls to ~50 by iteration 19 and then creeps (−1 % an iteration): stopped at the start
+    (iteration 60), not before, where the least m has not halved over the window; a plateau that
+    begins at iteration 70 is stopped where the window over it ends."""
+    ms = [1e6 / 1.7**k for k in range(20)]
+    ms += [ms[-1] * 0.99**j for j in range(1, 100)]
+    assert _first_stop(ms) == STALL_START
+    assert _first_stop(ms[:STALL_START]) is None  # never before the start
+    late = [1e8 / 1.2**k for k in range(70)]
+    late += [late[-1] * 0.999**j for j in range(1, 60)]
+    k = _first_stop(late)
+    assert k is not None and 70 < k <= 69 + STALL_WINDOW
+    assert min(late[: k + 1]) > min(late[: k + 1 - STALL_WINDOW]) / STALL_FACTOR  # the rule, read off the sequence
+
+
+def _info(k, res_primal, res_dual=1e-12, gap_abs=1e-12, gap_rel=1e-13, ktratio=1e-3):
+    return SimpleNamespace(iterations=k, res_primal=res_primal, res_dual=res_dual, gap_abs=gap_abs,
+                           gap_rel=gap_rel, ktratio=ktratio)
+
+
+def test_the_watch_reads_clarabels_test_and_keeps_the_last_residuals():
+    """The watch's measure is Clarabel's convergence test scaled by its tolerances (the worst of the
+    two residuals and the better of the two gaps), so a primal residual stuck at 5e-5 against 1e-10
+    stops it; a NaN residual counts as no progress."""
+    settings = SimpleNamespace(tol_feas=1e-10, tol_gap_abs=1e-10, tol_gap_rel=1e-10)
+    watch = StallWatch(settings)
+    k = next(k for k in range(100) if watch(_info(k, 5e-5 * 0.995**k)))  # Clarabel stops at the first True
+    assert k == STALL_START and watch.stopped_at == STALL_START
+    assert watch.last["res_primal"] == pytest.approx(5e-5 * 0.995**STALL_START)
+    nan = StallWatch(settings)  # residuals that turn NaN after 70 iterations of progress
+    k = next(k for k in range(200) if nan(_info(k, 1.0 * 0.7**k if k < 70 else float("nan"))))
+    assert k == 68 + STALL_WINDOW  # the least m at 68 is within 2x of the last finite one (0.7 an iteration)
+    fine = StallWatch(settings)
+    assert not any(fine(_info(k, 1e-3 * 0.9**k, gap_abs=1e-3 * 0.9**k)) for k in range(150))
+
+
+def test_a_stop_reads_as_clarabels_iteration_limit_would():
+    """``AlmostSolved`` only where both residuals and a gap are below the reduced tolerances (strictly)
+    and κ/τ ≤ 1, as Clarabel decides at its limit; else ``MaxIterations``."""
+    red = SimpleNamespace(reduced_tol_feas=1e-4, reduced_tol_gap_abs=5e-5, reduced_tol_gap_rel=5e-5)
+    near = {"res_primal": 5e-5, "res_dual": 1e-9, "gap_abs": 1.0, "gap_rel": 1e-9, "ktratio": 1e-3}
+    assert stopped_status(near, red) == "AlmostSolved"
+    assert stopped_status({**near, "res_primal": 1e-4}, red) == "MaxIterations"  # not strictly below
+    assert stopped_status({**near, "gap_rel": 1e-4}, red) == "MaxIterations"  # neither gap
+    assert stopped_status({**near, "ktratio": 2.0}, red) == "MaxIterations"
+
+
+def _compiled(fam):
+    from ldpopt.problems.progress import SolveContext
+    from ldpopt.problems.solvers.attempts import options_for
+
+    prob = fam.ldpopt_problem()
+    opts = options_for(prob, "CLARABEL", SolveContext())
+    opts.pop("time_limit", None)
+    data, chain, _ = prob.cvxpy_problem.get_problem_data("CLARABEL", solver_opts=opts)
+    return chain.solver, data, opts
+
+
+def test_on_generated_families_a_solve_clarabel_finishes_is_cvxpys_to_the_bit():
+    """Families drawn from the grammar (d = 40, seeds from a fixed generator): wherever Clarabel
+    reaches ``Solved`` through cvxpy's own call, the call with the watch takes the same iterations to
+    the same x, z and s bits (the same matrices, cones and settings), unstopped."""
+    from problem_strategies import draw_family
+
+    seeds = np.random.default_rng(31).choice(10**6, size=30, replace=False)
+    solved = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in seeds:
+            fam = draw_family(int(seed), 40)
+            try:
+                solver, data, opts = _compiled(fam)
+            except Exception:  # noqa: BLE001 - a family ldpopt does not compile for cvxpy: not this test's
+                continue
+            plain = solver.solve_via_data(data, False, False, opts)
+            if str(plain.status) != "Solved":
+                continue
+            mine = solve_clarabel(solver, data, False, opts)
+            solved += 1
+            assert mine.stalled_at is None and mine.status == "Solved" and mine.iterations == plain.iterations, seed
+            for key in ("x", "z", "s"):
+                assert np.array_equal(np.asarray(getattr(mine, key)), np.asarray(getattr(plain, key))), (seed, key)
+    assert solved >= 15, solved
+
+
+def test_a_family_that_stalls_is_stopped_and_the_chain_goes_on_as_after_the_limit():
+    """A grammar family at d = 100 (seed 1014) on which Clarabel at ldpopt's tolerances creeps to its
+    limit of 100 iterations and says ``AlmostSolved``: stopped in the worker's child at the first
+    iteration where its progress stalled, read ``optimal_inaccurate`` as the limit would have been,
+    and the chain's retry at Clarabel's own tolerances answers ``optimal`` as before. A Clarabel the
+    caller configured (``max_iter``, or its own options) is not stopped so."""
+    from problem_strategies import draw_family
+
+    from ldpopt.problems.progress import SolveContext
+    from ldpopt.problems.solvers.attempts import _solve_collect, clarabel_configured
+
+    fam = draw_family(1014, 100)
+    solver, data, opts = _compiled(fam)
+    full = solver.solve_via_data(data, False, False, opts)
+    assert str(full.status) == "AlmostSolved" and full.iterations == opts["max_iter"]
+    mine = solve_clarabel(solver, data, False, opts)
+    assert mine.status == "AlmostSolved" and mine.stalled_at == mine.iterations < full.iterations
+    prob = fam.ldpopt_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = _solve_collect(prob, "CLARABEL", False, opts, 60.0, stall=True)  # in the worker's child
+        assert out["status"] == "optimal_inaccurate" and out["stats"]["stalled_at"] == mine.stalled_at
+        assert out["stats"]["num_iters"] == mine.iterations
+        sol = prob.solve()
+    assert sol.status == "optimal" and [a["status"] for a in sol.attempts] == ["optimal_inaccurate", "optimal"]
+    assert not clarabel_configured(prob, SolveContext())
+    assert clarabel_configured(prob, SolveContext.make(None, False, False, {"max_iter": 100}, problem=prob))
+    assert clarabel_configured(prob, SolveContext.make(None, False, False, {"CLARABEL": {"tol_feas": 1e-9}}, problem=prob))
