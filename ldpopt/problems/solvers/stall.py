@@ -78,7 +78,8 @@ def solve_clarabel(solver, data: dict, verbose: bool, opts: dict):
     settings = solver.parse_solver_opts(verbose, opts)
     clar = clarabel.DefaultSolver(P, q, data["A"], data["b"], dims_to_solver_cones(data[ConicSolver.DIMS]), settings)
     watch = StallWatch(settings)
-    clar.set_termination_callback(watch)
+    if hasattr(clar, "set_termination_callback"):  # Clarabel >= 0.11; before it, run to its own limit
+        clar.set_termination_callback(watch)
     raw = clar.solve()
     status = str(raw.status)
     if watch.last is not None and status == "CallbackTerminated":
