@@ -55,7 +55,8 @@ __all__ = [
 #: reduced tolerances and runs to the limit before saying ``AlmostSolved``, while at these sizes the
 #: answers it reaches in full take far fewer iterations; at d = 10⁴ one took 170. The counts and the
 #: CPU saved, per d, are in docs/problems.md ("Clarabel's attempts in the chain stop after"). A
-#: caller's ``max_iter`` replaces it.
+#: caller's ``max_iter`` replaces it. Within it, a solve whose progress has stalled stops sooner
+#: (:mod:`.stall`).
 CLARABEL_MAX_ITER = 100
 #: the largest d at which the chain's Clarabel runs under ``CLARABEL_MAX_ITER``
 CLARABEL_MAX_ITER_MAX_D = 1_000
