@@ -36,8 +36,10 @@ def test_a_solve_that_keeps_converging_is_never_stopped():
     goes on for all 200; a plateau before the start is not read."""
     steady = [1e6 * STALL_FACTOR ** (-k / (STALL_WINDOW - 1)) for k in range(200)]
     assert _first_stop(steady) is None
-    plateau_then_converge = [1e4] * 5 + [1e4 * 10.0 ** (-k) for k in range(8)] + [0.5] * 30
-    assert _first_stop(plateau_then_converge) is None  # m ≤ 1 at the end: Clarabel stops there itself
+    converged = [1e8 * 0.75**k for k in range(STALL_START + 5)]  # at ~0.5 by the start's last iterations
+    converged += [0.5] * 30  # flat at m ≤ 1: Clarabel stops there itself, the watch never does
+    assert converged[STALL_START] > 1 and _first_stop(converged) is None
+    assert _first_stop([max(m, 1.5) for m in converged]) is not None  # the same flat run above 1 is stopped
     short_plateau = [1e9 / 2**k for k in range(62)] + [1e9 / 2**61] * (STALL_WINDOW - 2) + [1e9 / 2 ** (61 + k) for k in range(40)]
     assert _first_stop(short_plateau) is None
     early_plateau = [1e5] * (STALL_START - 5) + [1e5 / 4**k for k in range(20)]
