@@ -932,8 +932,14 @@ def _jacobian(arg, f, d, memo: dict | None = None):
             A.sum_duplicates()
             A.eliminate_zeros()
         else:
-            got = affine_jacobians(arg) if arg.variables() else None
-            if got is None and (m := _longest_running_sum(arg)) * (m + 1) // 2 > _DENSE_CUMSUM:
+            budget = RUNNING_SUM_ENTRIES * d
+            try:
+                got = affine_jacobians(arg, budget) if arg.variables() else None
+            except DenseRunningSum as exc:
+                raise NotRecognised(f"the rows of {_show(arg)} read a running sum over {exc.values} values "
+                                    f"{exc.rows} times, {exc.rows * exc.values:,} dense entries (over "
+                                    f"{RUNNING_SUM_ENTRIES} per value of f): left to the cvxpy chain") from None
+            if got is None and (m := _longest_running_sum(arg)) * (m + 1) // 2 > budget:
                 raise NotRecognised(f"the rows of {_show(arg)} hold a running sum over {m} values, "
                                     f"a dense triangle of {m * (m + 1) // 2:,} entries: left to the cvxpy chain")
             # (affine_jacobians already declined here: cvxpy's chain rule, the common affine nodes without cvxcore)
@@ -1110,20 +1116,41 @@ def set_value(leaf, val) -> None:
         leaf.value = val
 
 
-#: the largest dense adjoint (rows × entries) :func:`affine_jacobians` writes for a ``cumsum`` node;
-#: past it cvxpy's own chain rule is asked (its d × d Jacobian of ``cumsum``)
+#: the largest dense adjoint (rows × entries) :func:`affine_jacobians` writes for a ``cumsum`` node by
+#: default (an affine constraint's rows); past it cvxpy's own chain rule is asked (its d × d Jacobian
+#: of ``cumsum``)
 _DENSE_CUMSUM = 2 * 10**7
 
+#: the dense entries per value of f that recognising an objective's term may write for a running sum
+#: (``cumsum``) read in its rows (its adjoint, rows × values): past RUNNING_SUM_ENTRIES·d the term is
+#: left to the cvxpy chain, whose canonicalisation writes a running sum with an auxiliary variable and
+#: O(d) entries. So recognising writes O(d) entries, never a d × d triangle. Chosen by measurement
+#: (docs/notes/problems.md, "Running sums in a recognised objective"): at d = 100 a full running sum
+#: (100 per value) is kept, and certifies answers the chain leaves unverified; at d = 1,000 (1,000 per
+#: value) it cost up to twice the chain's time and certified nothing more.
+RUNNING_SUM_ENTRIES = 128
 
-def affine_jacobians(expr) -> dict | None:
+
+class DenseRunningSum(ValueError):
+    """:func:`affine_jacobians` stopped at a ``cumsum`` node whose adjoint (``rows`` × ``values``
+    dense entries) is past its budget."""
+
+    def __init__(self, rows: int, values: int):
+        super().__init__(f"a running sum over {values} values read {rows} times")
+        self.rows, self.values = rows, values
+
+
+def affine_jacobians(expr, budget: int = _DENSE_CUMSUM) -> dict | None:
     """{variable: ∂expr/∂variable} of an affine, non-constant cvxpy expression, in cvxpy's ``grad``
     layout (variable.size × expr.size, column-major), by reverse accumulation: the adjoint of expr
     (the identity on its entries, sparse) pulled back through each node — a selection for an index,
     a reversed running sum for ``cumsum``, its columns cut apart for an ``hstack`` of vectors, the
     node's own Jacobian for the rest. O(nnz of the result and of the nodes' Jacobians): cvxpy's
     forward chain builds each node's Jacobian against the variable first, and that of ``cumsum`` is
-    d × d (5 rows ``cumsum(f)[idx] <= c`` at d = 10⁴: 3.8 s there, ~10 ms here). None where a node is outside this (an unknown value, a ``cumsum`` over a
-    matrix or past :data:`_DENSE_CUMSUM` adjoint entries): the caller then asks cvxpy's chain."""
+    d × d (5 rows ``cumsum(f)[idx] <= c`` at d = 10⁴: 3.8 s there, ~10 ms here). None where a node is
+    outside this (an unknown value, a ``cumsum`` over a matrix): the caller then asks cvxpy's chain.
+    Raises :class:`DenseRunningSum` at a ``cumsum`` whose dense adjoint would pass ``budget`` entries
+    (default :data:`_DENSE_CUMSUM`)."""
     import scipy.sparse as sp
     from cvxpy.atoms.affine.cumsum import cumsum
     from cvxpy.atoms.affine.index import index, special_index
@@ -1160,8 +1187,10 @@ def affine_jacobians(expr) -> dict | None:
             return True
         if kind is cumsum:
             arg = node.args[0]
-            if arg.ndim > 1 or adj.shape[0] * arg.size > _DENSE_CUMSUM:
+            if arg.ndim > 1:
                 return False
+            if adj.shape[0] * arg.size > budget:
+                raise DenseRunningSum(adj.shape[0], arg.size)
             dense = adj.toarray()  # output j = Σ_{i ≤ j} x_i: x_i's adjoint is Σ_{j ≥ i} adj_j
             back = np.cumsum(dense[:, ::-1], axis=1)[:, ::-1]
             return pull(arg, sp.csr_array(back))
@@ -1196,7 +1225,10 @@ def cvxpy_grad(expr, memo: dict):
         key = ("affine", id(expr))
         if key in memo:
             return memo[key][1]
-        got = affine_jacobians(expr)
+        try:
+            got = affine_jacobians(expr)
+        except DenseRunningSum:  # past the dense budget: cvxpy's chain rule
+            got = None
         if got is not None:
             memo[key] = (expr, got)
             return got
