@@ -135,8 +135,8 @@ def test_a_family_that_stalls_is_stopped_and_the_chain_goes_on_as_after_the_limi
     """A grammar family at d = 100 (seed 1014) on which Clarabel at ldpopt's tolerances creeps to its
     limit of 100 iterations and says ``AlmostSolved``: stopped in the worker's child at the first
     iteration where its progress stalled, read ``optimal_inaccurate`` as the limit would have been,
-    and the chain's retry at Clarabel's own tolerances answers ``optimal`` as before. A Clarabel the
-    caller configured (``max_iter``, or its own options) is not stopped so."""
+    and the chain's retry at Clarabel's own tolerances answers ``optimal`` as before; its entry in
+    ``Solution.attempts`` says where it was stopped. A Clarabel the caller configured (``max_iter``, or its own options) is not stopped so."""
     from problem_strategies import draw_family
 
     from ldpopt.problems.progress import SolveContext
@@ -156,6 +156,8 @@ def test_a_family_that_stalls_is_stopped_and_the_chain_goes_on_as_after_the_limi
         assert out["stats"]["num_iters"] == mine.iterations
         sol = prob.solve()
     assert sol.status == "optimal" and [a["status"] for a in sol.attempts] == ["optimal_inaccurate", "optimal"]
+    # the attempts list says which attempt ldpopt stopped, and where
+    assert sol.attempts[0]["stopped"].startswith(f"at iteration {mine.stalled_at},") and "stopped" not in sol.attempts[1]
     assert not clarabel_configured(prob, SolveContext())
     assert clarabel_configured(prob, SolveContext.make(None, False, False, {"max_iter": 100}, problem=prob))
     assert clarabel_configured(prob, SolveContext.make(None, False, False, {"CLARABEL": {"tol_feas": 1e-9}}, problem=prob))

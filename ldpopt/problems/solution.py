@@ -93,7 +93,9 @@ class Solution:
     attempts : list of dict
         Every solver tried, in order: ``solver``, ``status``, ``checks`` (summary), ``seconds``.
         For the sequential-QP route, one entry per QP: also ``iteration``, ``step`` (the line
-        search's step length) and ``qp_attempts`` (the QP chain's statuses).
+        search's step length) and ``qp_attempts`` (the QP chain's statuses). A Clarabel attempt that
+        ldpopt stopped where it stalled (:mod:`~ldpopt.problems.solvers.stall`): also ``stopped``
+        (the iteration, in words).
     iterations : int or None
         As reported by the solver; the number of QPs for the sequential-QP route.
     compile_time, solve_time, wall_time : float

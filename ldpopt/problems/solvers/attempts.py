@@ -17,7 +17,7 @@ from ..check.point import ONTO_MAX_MOVE, onto_bounds_and_total
 from ..check.verdict import accuracy_tol, check_solution, status_after_check, unverified_reason
 from ..progress import CONIC_TIME_LIMIT as NO_LIMIT_BUDGET
 from ..progress import OWN_TIME_LIMIT, SolveContext
-from ..solution import _MESSAGES, Solution
+from ..solution import _MESSAGES, Solution, _attempt
 from .isolate import SolverTimedOut, runs_isolated, solved_in_worker, user_code_raised
 from .policy import CLARABEL_MAX_ITER_MAX_D, CLARABEL_RETRY, DEFAULT_SOLVER_OPTIONS, SCS_TIGHT, size_options
 from .stall import STALL_FACTOR, STALL_WINDOW
@@ -215,10 +215,16 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
             infeasibility = solver_infeasibility(problem.named_constraints, solver_name)
         if infeasibility is not None:
             message = f"{message}: {infeasibility.summary()}"
-    return Solution(f, status, status == "optimal", value, duals, solver=solver_name,
-                    iterations=None if stats is None else stats["num_iters"], compile_time=compile_time,
-                    solve_time=solve_time, wall_time=time.perf_counter() - start, message=message,
-                    objective=judge.objective.name, checks=checks, infeasibility=infeasibility)
+    sol = Solution(f, status, status == "optimal", value, duals, solver=solver_name,
+                   iterations=None if stats is None else stats["num_iters"], compile_time=compile_time,
+                   solve_time=solve_time, wall_time=time.perf_counter() - start, message=message,
+                   objective=judge.objective.name, checks=checks, infeasibility=infeasibility)
+    # this attempt's own record (what the chain lists in ``Solution.attempts``): where ldpopt stopped
+    # the solver, it says so, whatever the answer's check then said
+    sol.attempts = [{**_attempt(sol), **({"stopped": f"at iteration {stats['stalled_at']}, where its residuals and "
+                                                     "gap had stalled (solvers.stall)"}
+                                         if stats is not None and stats.get("stalled_at") is not None else {})}]
+    return sol
 
 
 def onto_bounds(problem, f: np.ndarray, duals: dict, checks, ctx: SolveContext):

@@ -534,7 +534,9 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
         clock.note(sol.solver, sol.iterations, status=sol.status,
                    **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
         named = CLARABEL_UNITS_NAME if units is not None else CLARABEL_RETRY_NAME if retry is not None else None
-        attempts.append({**_attempt(sol), **({"solver": named} if named is not None else {})})
+        record = _attempt(sol)  # (after the messages above), with what a cvxpy attempt's own record adds
+        record.update({k: v for own in sol.attempts[:1] for k, v in own.items() if k not in record})
+        attempts.append({**record, **({"solver": named} if named is not None else {})})
         # (without a point, the solver's message: a crash, a limit)
         # (answered or failed: SCS after Clarabel's solver_error ran 600 s uncapped at d = 10³)
         interior_point = interior_point or sol.solver in INTERIOR
