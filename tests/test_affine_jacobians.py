@@ -2,6 +2,8 @@
 (:func:`ldpopt.problems.objectives.recognise.affine_jacobians`) against cvxpy's own ``expr.grad`` on
 generated compositions of its affine atoms, and that a ``cumsum`` never has its d × d Jacobian built."""
 
+import warnings
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -107,3 +109,49 @@ def test_an_inf_ball_s_rows_are_read_without_cvxpys_hstack_jacobian(monkeypatch)
     got = affine_jacobians(expr)
     assert got is not None
     np.testing.assert_array_equal(_dense(got[f]), ref)
+
+
+def test_a_band_on_the_running_sum_is_solved_without_reading_its_rows(monkeypatch):
+    """``F - ε <= cumsum(f) <= F + ε`` in all its rows at d = 3,000: 4.5 million row entries each. Past
+    the dense budget its rows are never written — not by cvxpy's d × d Jacobian of ``cumsum`` (refused
+    here), not by the reverse accumulation (each adjoint it writes is recorded) — and the solve is the
+    reference's: ``optimal``, within 1e-6 of cvxpy + Clarabel at 1e-10 on the problem as written. The
+    same band moved off Σ f = 1 is never ``optimal``."""
+    import ldpopt.problems.objectives.recognise as rec
+    from _count_estimates import oue_counts
+    from cvxpy.atoms.affine.cumsum import cumsum
+
+    from ldpopt.problems import Problem, Simplex
+
+    def refuse(self, values):
+        raise AssertionError("cumsum's dense Jacobian was built")
+
+    monkeypatch.setattr(cumsum, "_grad", refuse)
+    written = []
+    original = rec.affine_jacobians
+
+    def recorded(expr, budget=rec._DENSE_CUMSUM):
+        written.append(budget)
+        return original(expr, budget)
+
+    monkeypatch.setattr(rec, "affine_jacobians", recorded)
+    d = 3000
+    est = oue_counts(d, 200_000, seed=1)
+    F = np.cumsum(np.random.default_rng(0).dirichlet(np.ones(d)))
+    x = cp.Variable(d)
+    set_value(x, np.zeros(d))
+    with pytest.raises(rec.DenseRunningSum):
+        cvxpy_grad(cp.cumsum(x) - F, {})
+    sol = Problem(est, "cls", [Simplex(), lambda f, e: [cp.cumsum(f) <= F + 0.02, cp.cumsum(f) >= F - 0.02]]).solve()
+    assert written and max(written) <= max(rec.RUNNING_SUM_ENTRIES * d, rec._DENSE_CUMSUM) < d * d
+    g = cp.Variable(d)
+    cp.Problem(cp.Minimize(cp.sum_squares(g - est.f_tilde)), [g >= 0, cp.sum(g) == 1, cp.cumsum(g) <= F + 0.02,
+                                                              cp.cumsum(g) >= F - 0.02]).solve(
+        solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    assert sol.status == "optimal" and np.max(np.abs(sol.f - g.value)) < 1e-6
+    G = F.copy()
+    G[-1] = 0.9  # the band's last value excludes Σ f = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        off = Problem(est, "cls", [Simplex(), lambda f, e: [cp.cumsum(f) <= G + 0.02, cp.cumsum(f) >= G - 0.02]]).solve()
+    assert off.status != "optimal"

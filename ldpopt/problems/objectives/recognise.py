@@ -1117,9 +1117,11 @@ def set_value(leaf, val) -> None:
 
 
 #: the largest dense adjoint (rows × entries) :func:`affine_jacobians` writes for a ``cumsum`` node by
-#: default (an affine constraint's rows); past it cvxpy's own chain rule is asked (its d × d Jacobian
-#: of ``cumsum``)
-_DENSE_CUMSUM = 2 * 10**7
+#: default, and that :func:`cvxpy_grad` writes for an affine constraint's rows where
+#: :data:`RUNNING_SUM_ENTRIES` per value allows less: a full running sum over ~1,400 values (its rows
+#: read in ~0.2 s, so the exact pre-check still decides a band ``F - ε <= cumsum(f) <= F + ε`` there;
+#: past it reading them cost 3.4 s and 1.7 GB at d = 3,000, 14 s and 4.3 GB at 5,000, measured)
+_DENSE_CUMSUM = 2 * 10**6
 
 #: the dense entries per value of f that recognising an objective's term may write for a running sum
 #: (``cumsum``) read in its rows (its adjoint, rows × values): past RUNNING_SUM_ENTRIES·d the term is
@@ -1220,15 +1222,17 @@ def affine_jacobians(expr, budget: int = _DENSE_CUMSUM) -> dict | None:
 
 def cvxpy_grad(expr, memo: dict):
     """:func:`affine_jacobians` where ``expr`` is affine and not constant (an affine constraint's rows
-    in O(nnz)); else :func:`_chain_grad`, cvxpy's chain rule with the affine nodes' Jacobians kept."""
+    in O(nnz)); else :func:`_chain_grad`, cvxpy's chain rule with the affine nodes' Jacobians kept.
+    Raises :class:`DenseRunningSum` where the rows read a running sum past :data:`_DENSE_CUMSUM` dense
+    entries (or :data:`RUNNING_SUM_ENTRIES` per value of the variable, if more): ``cumsum(f) <= F + ε``
+    in all its rows holds d²/2 entries, where cvxpy's chain rule would write its d × d Jacobian. The
+    caller leaves those rows unread (the exact pre-check, the direct routes) or reads the product it
+    needs by reverse accumulation (the check)."""
     if expr.is_affine() and not expr.is_constant() and expr.variables():
         key = ("affine", id(expr))
         if key in memo:
             return memo[key][1]
-        try:
-            got = affine_jacobians(expr)
-        except DenseRunningSum:  # past the dense budget: cvxpy's chain rule
-            got = None
+        got = affine_jacobians(expr, max(RUNNING_SUM_ENTRIES * max(v.size for v in expr.variables()), _DENSE_CUMSUM))
         if got is not None:
             memo[key] = (expr, got)
             return got
