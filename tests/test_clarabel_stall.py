@@ -136,7 +136,8 @@ def test_a_family_that_stalls_is_stopped_and_the_chain_goes_on_as_after_the_limi
     limit of 100 iterations and says ``AlmostSolved``: stopped in the worker's child at the first
     iteration where its progress stalled, read ``optimal_inaccurate`` as the limit would have been,
     and the chain's retry at Clarabel's own tolerances answers ``optimal`` as before; its entry in
-    ``Solution.attempts`` says where it was stopped. A Clarabel the caller configured (``max_iter``, or its own options) is not stopped so."""
+    ``Solution.attempts`` says where it was stopped. A Clarabel the caller configured (``max_iter``,
+    or its own options) is not stopped so."""
     from problem_strategies import draw_family
 
     from ldpopt.problems.progress import SolveContext

@@ -205,8 +205,9 @@ def _jacobian_t_y(problem, f: np.ndarray, duals: dict):
                         return None, f"constraint {name!r} has no finite gradient at f (the edge of its domain)"
                     total += part
                     continue
-                if affine:  # its rows not read (past the dense budget of a running sum: .recognise.cvxpy_grad):
-                    # Σ_k y_k ∇g_k = ∇(y · g), one reverse pass in O(nnz) of the expression
+                if affine:  # rows the solve did not read (none outside a solve; past a running sum's dense
+                    # budget, .recognise.cvxpy_grad): Σ_k y_k ∇g_k = ∇(y · g), one reverse pass in O(nnz) of
+                    # the expression, where cvxpy's grad would build its Jacobian (d × d for a cumsum)
                     yw = np.asarray(y, dtype=np.float64).reshape(expr.shape, order="F") if expr.shape else y
                     gv = numpy_grad(cp.sum(cp.multiply(yw, expr)), x, np.asarray(x.value, float))
                     if gv is not None:
