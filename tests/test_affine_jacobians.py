@@ -38,9 +38,9 @@ def _affine(f, k, rng, P):
     return forms[k % len(forms)]
 
 
-@settings(max_examples=30, deadline=None)
-@given(d=st.integers(3, 12), chain=st.lists(st.integers(0, 12), min_size=1, max_size=3), seed=st.integers(0, 2**31 - 1))
-def test_reverse_rows_equal_cvxpys_jacobian(d, chain, seed):
+def _composed(d, chain, seed):
+    """(f, e, rng): e the composition of :func:`_affine`'s forms ``chain`` applied to f, f set to a
+    random point."""
     rng = np.random.default_rng(seed)
     f = cp.Variable(d)
     P = cp.Parameter(d + 2, value=rng.random(d + 2))
@@ -48,6 +48,13 @@ def test_reverse_rows_equal_cvxpys_jacobian(d, chain, seed):
     for k in chain:
         e = _affine(f, k, rng, P)(e)
     set_value(f, rng.random(d))
+    return f, e, rng
+
+
+@settings(max_examples=30, deadline=None)
+@given(d=st.integers(3, 12), chain=st.lists(st.integers(0, 12), min_size=1, max_size=3), seed=st.integers(0, 2**31 - 1))
+def test_reverse_rows_equal_cvxpys_jacobian(d, chain, seed):
+    f, e, _ = _composed(d, chain, seed)
     mine = affine_jacobians(e)
     ref = e.grad[f]
     assert mine is not None
@@ -165,14 +172,8 @@ def test_the_multipliers_term_by_one_reverse_pass_equals_the_rows_times_y(d, cha
     compositions of cvxpy's affine atoms; where ``numpy_grad`` declines the check asks cvxpy's grad."""
     from ldpopt.problems.objectives.recognise import numpy_grad
 
-    rng = np.random.default_rng(seed)
-    f = cp.Variable(d)
-    P = cp.Parameter(d + 2, value=rng.random(d + 2))
-    e = f
-    for k in chain:
-        e = _affine(f, k, rng, P)(e)
-    fv = rng.random(d)
-    set_value(f, fv)
+    f, e, rng = _composed(d, chain, seed)
+    fv = np.asarray(f.value, dtype=np.float64)
     y = rng.standard_normal(e.shape) if e.shape else float(rng.standard_normal())
     got = numpy_grad(cp.sum(cp.multiply(y, e)), f, fv)
     if got is None:
