@@ -250,6 +250,40 @@ def test_an_elementwise_maximum_of_two_affine_arguments_is_an_abs_kink(tau, w, s
     assert np.max(np.abs(sol.f - _referee(EST, func, [Simplex()]))) <= 1e-6
 
 
+_VECTOR_ARGS = {  # affine arguments of f of the size of f
+    "f - ft": lambda f, e: f - e.f_tilde,
+    "cumsum(f)": lambda f, e: cp.cumsum(f),
+    "2 * f[::-1]": lambda f, e: 2 * f[::-1],
+    "cumsum(f - ft)[::-1]": lambda f, e: cp.cumsum(f - e.f_tilde)[::-1],
+}
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(arg=st.sampled_from(sorted(_VECTOR_ARGS)), form=st.sampled_from(["pos", "max(x, t)", "max(t, x)"]),
+       t=st.floats(-0.5, 0.5), w=st.floats(1e-3, 1.0), seed=st.integers(0, 2**31 - 1))
+def test_a_maximum_with_a_constant_scalar_is_recognised_as_a_kink(arg, form, t, w, seed):
+    """``pos(x)`` is cvxpy's ``maximum(x, 0)``: a scalar beside a vector argument stands for itself in
+    every entry. Recognised (a linear part and an abs kink), its value is cvxpy's at random points,
+    and the problem's answer is certified and agrees with Clarabel on the expression as written."""
+    x_of = _VECTOR_ARGS[arg]
+    atom = {"pos": lambda x: cp.pos(x - t), "max(x, t)": lambda x: cp.maximum(x, t),
+            "max(t, x)": lambda x: cp.maximum(t, x)}[form]
+    func = lambda f, e: cp.sum_squares(f - e.f_tilde) + w * cp.sum(atom(x_of(f, e)))
+    recognised = recognise(func, EST)
+    assert [k[0] for k in recognised.kinks] == ["abs"]
+    rng = np.random.default_rng(seed)
+    x = cp.Variable(D)
+    for _ in range(3):
+        x.value = rng.standard_normal(D) / D
+        assert recognised.total(x.value) + recognised.kink_value(x.value) == pytest.approx(
+            float(func(x, EST).value), rel=1e-12, abs=1e-14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = Problem(EST, func).solve()
+    assert sol.status == "optimal", (sol.status, sol.message)
+    assert np.max(np.abs(sol.f - _referee(EST, func, [Simplex()]))) <= 1e-6
+
+
 def test_a_maximum_with_a_negative_weight_is_not_recognised():
     with pytest.raises(NotRecognised, match="negative weight"):
         recognise(lambda f, e: -cp.sum(cp.maximum(f, 1 - f)), EST)

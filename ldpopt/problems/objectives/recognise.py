@@ -835,8 +835,11 @@ def _vector_parts(e, W, f, out):
 def _maximum(e, W, f, out: Recognised) -> None:
     """Σ_k W_k max(s_k, t_k) for two affine arguments (W ≥ 0): max(s, t) = (s + t)/2 + |s − t|/2, so
     a linear part and an ``abs`` kink with weights W/2 — the pinball (quantile) loss
-    max(τu, (τ − 1)u) is (τ − ½)u + |u|/2 — which the direct QP route solves without cvxpy."""
-    s_arg, t_arg = e.args
+    max(τu, (τ − 1)u) is (τ − ½)u + |u|/2 — which the direct QP route solves without cvxpy. A
+    constant scalar argument stands for itself in every entry (``pos(x)`` is ``maximum(x, 0)``)."""
+    from cvxpy.atoms.affine.promote import promote
+
+    s_arg, t_arg = (promote(a, e.shape) if a.size == 1 < e.size and a.is_constant() else a for a in e.args)
     if not (s_arg.is_affine() and t_arg.is_affine()) or s_arg.size != e.size or t_arg.size != e.size:
         raise NotRecognised(f"maximum of arguments that are not affine of its own size: {_show(e)}")
     W = np.broadcast_to(np.asarray(W, float).ravel(), (e.size,))
