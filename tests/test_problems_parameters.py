@@ -67,19 +67,27 @@ def test_a_parameter_without_a_value_is_a_typed_error_naming_it():
         con.solve()
 
 
-def test_a_callable_not_recognised_is_built_once_for_recognition_and_once_for_cvxpy():
+@pytest.mark.parametrize("kind, route", [
+    ("3-norm", "cvxpy chain (not recognised"),
+    ("linear + total variation", "cvxpy chain (recognised polyhedral terms"),
+])
+def test_a_callable_left_to_the_cvxpy_chain_is_built_once_for_recognition_and_once_for_cvxpy(kind, route):
     """Recognition hands the Parameters of the expression it built to the route's cache (no third
-    build: ``geo_mean`` at d = 100 costs cvxpy 1.5 s per build); the Parameter still drives the solve."""
+    build: ``geo_mean`` at d = 100 costs cvxpy 1.5 s per build), whether it did not recognise the
+    expression or recognised one it has no certificate for; the Parameter still drives the solve."""
     est = oue_counts(30, 20_000, seed=2)
     lam = cp.Parameter(nonneg=True, value=1e-3)
     calls = []
+    cost = np.linspace(-1.0, 1.0, est.d)
 
     def func(f, e):
         calls.append(1)
-        return cp.sum_squares(f - e.f_tilde) + lam * cp.norm(f - 1.0 / e.d, 3)  # a 3-norm: not recognised
+        if kind == "3-norm":  # not recognised
+            return cp.sum_squares(f - e.f_tilde) + lam * cp.norm(f - 1.0 / e.d, 3)
+        return cost @ f + lam * cp.norm1(cp.diff(f))  # recognised, its smooth part not strictly convex
 
     P = Problem(est, func, [Simplex()])
-    assert P.objective_route.startswith("cvxpy chain (not recognised") and len(calls) == 2
+    assert P.objective_route.startswith(route) and len(calls) == 2
     assert P._live.params == (lam,)
     first = P.solve().f
     lam.value = 1.0

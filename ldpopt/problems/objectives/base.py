@@ -381,8 +381,9 @@ class UserObjective(Objective):
     ('lad', 'optimal', 0.7305)
     """
 
-    #: the cvxpy Parameters of the expression, when recognition built it and did not recognise it
-    #: (:func:`~ldpopt.problems.solvers.user_forms.route_objective`; read instead of building it again)
+    #: the cvxpy Parameters of the expression, when recognition built it and the objective stays on the
+    #: cvxpy chain as written (:func:`~ldpopt.problems.solvers.user_forms.route_objective`; read instead
+    #: of building it again)
     _parameters_seen: tuple | None = None
 
     def __init__(self, func: Callable, name: str | None = None, multiplier="auto"):

@@ -344,6 +344,7 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
             return NonSmoothObjective(objective, form, lambda part: RecognisedSeparable(objective, part)), ("non-smooth (recognised): a strictly convex separable part "
                                                          "plus polyhedral terms; the cvxpy chain, certified by a "
                                                          "duality gap with the kinks' subgradients")
+        objective._parameters_seen = form.parameters  # read by LiveRoute (as for a callable not recognised)
         return objective, ("cvxpy chain (recognised polyhedral terms, but the smooth part is not strictly convex "
                            "and separable: no certificate)")
     if form.separable and form.strictly_convex:
