@@ -69,7 +69,7 @@ def test_a_parameter_without_a_value_is_a_typed_error_naming_it():
 
 @pytest.mark.parametrize("kind, route", [
     ("3-norm", "cvxpy chain (not recognised"),
-    ("linear + total variation", "cvxpy chain (recognised polyhedral terms"),
+    ("linear + total variation", "linear plus polyhedral terms (recognised)"),
 ])
 def test_a_callable_left_to_the_cvxpy_chain_is_built_once_for_recognition_and_once_for_cvxpy(kind, route):
     """Recognition hands the Parameters of the expression it built to the route's cache (no third

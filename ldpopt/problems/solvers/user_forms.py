@@ -344,6 +344,11 @@ def route_objective(objective: Objective, estimate) -> tuple[Objective, str]:
             return NonSmoothObjective(objective, form, lambda part: RecognisedSeparable(objective, part)), ("non-smooth (recognised): a strictly convex separable part "
                                                          "plus polyhedral terms; the cvxpy chain, certified by a "
                                                          "duality gap with the kinks' subgradients")
+        if not form.terms and not form.quads and not form.geo:  # a linear program
+            from ..check.certificate import LinearKinkObjective
+
+            return LinearKinkObjective(objective, form), ("linear plus polyhedral terms (recognised): a linear "
+                                                         "program, certified by its dual's bound on J(f) - J*")
         objective._parameters_seen = form.parameters  # read by LiveRoute (as for a callable not recognised)
         return objective, ("cvxpy chain (recognised polyhedral terms, but the smooth part is not strictly convex "
                            "and separable: no certificate)")
@@ -367,10 +372,8 @@ class LiveRoute:
         self.user, self.estimate = objective, estimate
         # the Parameters recognition read, else the callable built again to find them
         known = getattr(getattr(first[0], "form", None), "parameters", None)
-        if known is None and first[0] is objective:  # not recognised: the Parameters recognition saw
-            known = getattr(objective, "_parameters_seen", None)
-        if known is None and isinstance(first[0], NormUserObjective):
-            known = first[0]._parameters_seen
+        if known is None:  # the Parameters recognition saw, kept on the objective the route solves
+            known = getattr(first[0], "_parameters_seen", None)
         self.params = known if known is not None else _parameters(objective, estimate)
         self.cache = {self.key(): first} if self.params and self._all_set() else {}
 
