@@ -1217,10 +1217,10 @@ def _check_smooth(ch: Checks, problem, f, duals, jty, gfun, certificate, digest:
     read as a curvature — ``pos(cumsum(cumsum(f - p)))``: 2·10⁷ where max |∇J| was 2.5 at d = 50,
     5·10⁴ where it was 0.1 at d = 10⁴ — in whose units a residual as large as ∇J, and the gap of an
     objective above the optimum, passed (14 of 40 points planted 60–630 ``accuracy_tol`` from it,
-    ``benchmarks/bench_kinked_units.py``). Where
-    the test fails in those units and passes in the move's (``first_order=False``: an interior
-    optimum, where ∇J nearly vanishes and the move is the only scale), f is neither certified nor
-    refuted: ``optimal_unverified``, with both numbers in the reason."""
+    ``benchmarks/bench_kinked_units.py``). Where the test fails in those units and passes in the
+    move's (``first_order=False``: an interior optimum, where ∇J nearly vanishes and the move is the
+    only scale), f is neither certified nor refuted: ``optimal_unverified``, with both numbers in
+    the reason."""
     d = problem.estimate.d
     obj = problem.objective
     with np.errstate(all="ignore"):
