@@ -20,6 +20,7 @@ from ldpopt.problems import progress as progress_module
 from ldpopt.problems.constraints.base import Simplex, SubsetSum
 from ldpopt.problems.constraints.order import Monotone
 from ldpopt.problems.check.certificate import LinearKinkObjective
+from ldpopt.problems.check.verdict import accuracy_tol
 from ldpopt.problems.objectives.builtins import UserObjective
 from ldpopt.problems.objectives.recognise import NotRecognised, recognise
 from ldpopt.problems.solvers.user_forms import RecognisedSeparable, SmoothUserObjective
@@ -269,13 +270,16 @@ _VECTOR_ARGS = {  # affine arguments of f of the size of f
 }
 
 
-@settings(max_examples=examples(8), deadline=None)
+@settings(max_examples=examples(8), deadline=None, derandomize=True)
 @given(arg=st.sampled_from(sorted(_VECTOR_ARGS)), form=st.sampled_from(["pos", "max(x, t)", "max(t, x)"]),
        t=st.floats(-0.5, 0.5), w=st.floats(1e-3, 1.0), seed=st.integers(0, 2**31 - 1))
 def test_a_maximum_with_a_constant_scalar_is_recognised_as_a_kink(arg, form, t, w, seed):
     """``pos(x)`` is cvxpy's ``maximum(x, 0)``: a scalar beside a vector argument stands for itself in
     every entry. Recognised (a linear part and an abs kink), its value is cvxpy's at random points,
-    and the problem's answer is certified and agrees with Clarabel on the expression as written."""
+    and the problem's answer is certified and within ``accuracy_tol`` of Clarabel's on the expression
+    as written (not 1e-6: Clarabel at 1e-10 was measured 1.6e-6 from its own answer at 1e-13, where
+    ldpopt's was 1.1e-7 from it; nor its objective value, which a reference 1e-11 outside the
+    simplex can put below the optimum)."""
     x_of = _VECTOR_ARGS[arg]
     atom = {"pos": lambda x: cp.pos(x - t), "max(x, t)": lambda x: cp.maximum(x, t),
             "max(t, x)": lambda x: cp.maximum(t, x)}[form]
@@ -292,7 +296,7 @@ def test_a_maximum_with_a_constant_scalar_is_recognised_as_a_kink(arg, form, t, 
         warnings.simplefilter("ignore")
         sol = Problem(EST, func).solve()
     assert sol.status == "optimal", (sol.status, sol.message)
-    assert np.max(np.abs(sol.f - _referee(EST, func, [Simplex()]))) <= 1e-6
+    assert np.max(np.abs(sol.f - _referee(EST, func, [Simplex()]))) <= accuracy_tol(D)
 
 
 def test_a_maximum_with_a_negative_weight_is_not_recognised():
