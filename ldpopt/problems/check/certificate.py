@@ -1602,7 +1602,7 @@ class LinearKinkObjective(UserObjective):
     by :func:`linear_kink_certificate`, the dual of the linear program it is. ``lp``: its
     :class:`~.recognise.Recognised` (not ``form``, which would hand it to the direct QP route: PIQP's
     answers to such programs were up to 7.6e-5 above the optimum where Clarabel's, on the chain, were
-    within 1e-9 of it; not ``kinks``, which the strictly convex certificate reads). Its optimum need
+    within 3.5e-8 of it; not ``kinks``, which the strictly convex certificate reads). Its optimum need
     not be unique: the certificate bounds J(f) − J*, not a distance."""
 
     def __init__(self, user: UserObjective, lp):
