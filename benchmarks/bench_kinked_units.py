@@ -68,12 +68,7 @@ def rows(n: int) -> list[dict]:
             ref = gen._reference(est, J)
             sol = ldpopt.Problem(est, J).solve(progress=False)
         value = lambda x: float(J(cp.Constant(x), est).value)  # noqa: E731
-        step = rng.standard_normal(d)  # the plant of the test, drawn the same way
-        step -= step.mean()
-        plant = np.clip(ref + step * rng.uniform(30, 100) * accuracy_tol(d) / np.abs(step).max(), 0.0, None)
-        plant /= plant.sum()
-        above = value(plant) - value(ref)
-        judged = not linear or above > 1e-6 * float(np.max(np.abs(est.f_tilde)))
+        plant, above, judged = gen._plant(est, J, linear, ref, rng)  # the test's plant
         verdict = (status_after_check("optimal", check_solution(ldpopt.Problem(est, J), plant, sol.duals))
                    if judged else None)
         out.append({"seed": seed, "d": d, "objective": "linear" if linear else "cls", "status": sol.status,

@@ -65,6 +65,19 @@ def _reference(est, J) -> np.ndarray:
     return np.asarray(x.value, dtype=np.float64)
 
 
+def _plant(est, J, linear: bool, ref: np.ndarray, rng):
+    """(plant, J(plant) − J(ref), judged): ref moved by 30–100 accuracy_tol along a zero-sum direction
+    and put back on the simplex; ``judged`` False for the linear objective where the plant's value is
+    not above the reference's (another optimum, or within the reference's accuracy)."""
+    d = est.d
+    step = rng.standard_normal(d)
+    step -= step.mean()
+    plant = np.clip(ref + step * rng.uniform(30, 100) * accuracy_tol(d) / np.abs(step).max(), 0.0, None)
+    plant /= plant.sum()
+    above = float(J(cp.Constant(plant), est).value) - float(J(cp.Constant(ref), est).value)
+    return plant, above, not linear or above > 1e-6 * float(np.max(np.abs(est.f_tilde)))
+
+
 @settings(max_examples=examples(12), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
@@ -76,14 +89,10 @@ def test_a_point_off_the_optimum_of_a_kinked_objective_is_never_optimal(seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         duals = problem.solve(progress=False).duals  # the solver's multipliers, as a route hands them on
-    step = rng.standard_normal(d)
-    step -= step.mean()
-    plant = np.clip(ref + step * rng.uniform(30, 100) * accuracy_tol(d) / np.abs(step).max(), 0.0, None)
-    plant /= plant.sum()
+    plant, above, judged = _plant(est, J, linear, ref, rng)
     off = float(np.max(np.abs(plant - ref)))
     assert off > 10 * accuracy_tol(d)  # far beyond the check's accuracy and the reference's own
-    above = float(J(cp.Constant(plant), est).value) - float(J(cp.Constant(ref), est).value)
-    if linear and not above > 1e-6 * float(np.max(np.abs(est.f_tilde))):
+    if not judged:
         return  # another optimum of the linear objective, or one within the reference's accuracy
     checks = check_solution(problem, plant, duals)
     assert status_after_check("optimal", checks) != "optimal", (d, off / accuracy_tol(d), above, checks.summary())

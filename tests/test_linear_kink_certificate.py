@@ -107,16 +107,33 @@ def test_the_dual_bound_never_claims_less_than_the_true_gap(seed):
             assert got.gap + got.gap_floor >= value(x) - best - allow, (got, value(x) - best)
 
 
-@pytest.mark.parametrize("sense", ["none", "=="])
-def test_an_infinite_upper_bound_on_the_side_a_coefficient_points_to_gives_no_bound(sense):
-    """Without the Σ f row (a subset sum alone cannot hold the values above) a negative coefficient
-    meets f ≤ ∞: the bound is −∞ and the gap +∞, never a number."""
-    est = ldpopt.oracles.get("oue", 1.0, 6).estimate(np.array([900, 700, 500, 300, 200, 100]), 2_700)
-    func = lambda f, e: -f[0] + cp.abs(f[1] - 0.1)  # noqa: E731
-    cons = [ldpopt.problems.NonNegative()] + ([] if sense == "none" else [SubsetSum([0, 1], 0.5)])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        problem = ldpopt.Problem(est, func, cons)
-    f = np.array([0.4, 0.1, 0.1, 0.1, 0.1, 0.2])
-    got = linear_kink_certificate(problem, f, None)
-    assert got is None or not np.isfinite(got.gap) or got.gap == np.inf
+@settings(max_examples=examples(40), deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), sum_free=st.booleans(), infinite=st.booleans())
+def test_the_dual_over_the_box_is_the_linear_programs_minimum(seed, sum_free, infinite):
+    """max over λ of min over l ≤ x ≤ u of (g + λ)·x − λ·total equals min g·x over the box with
+    Σ x = total (strong duality), computed independently by HiGHS's LP; without the Σ row, λ = 0
+    and a negative coefficient against u = ∞ gives −∞, as the LP is unbounded."""
+    from types import SimpleNamespace
+
+    from scipy.optimize import linprog
+
+    from ldpopt.problems.check.certificate import _lp_dual_over_box
+
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(1, 12))
+    g = rng.standard_normal(d)
+    g[rng.random(d) < 0.3] = 0.0  # ties at a breakpoint, zero coefficients
+    l = np.where(rng.random(d) < 0.5, 0.0, rng.uniform(-1, 0.5, d))
+    u = l + rng.uniform(0, 2, d)
+    if infinite:
+        u[rng.random(d) < 0.5] = np.inf
+    total = float(rng.uniform(l.sum(), l.sum() + np.minimum(u - l, 3).sum()))  # a feasible total
+    st_ = SimpleNamespace(l=l, u=u, total=total, sum_free=sum_free)
+    got, lam = _lp_dual_over_box(g, st_)
+    lp = linprog(g, A_eq=None if sum_free else np.ones((1, d)), b_eq=None if sum_free else [total],
+                 bounds=list(zip(l, np.where(np.isfinite(u), u, None))), method="highs")
+    if lp.status == 3:  # unbounded below
+        assert got == -np.inf
+    else:
+        assert lp.status == 0, lp.message
+        assert got == pytest.approx(lp.fun, rel=1e-9, abs=1e-9), (got, lp.fun, lam)

@@ -239,14 +239,8 @@ def test_cli_time_limit(tmp_path):
     assert out.returncode == 1 and "time_limit" in out.stdout + out.stderr
 
 
-@settings(max_examples=examples(8), deadline=None)
-@given(tau=st.floats(0.05, 0.95), w=st.floats(1e-4, 1.0), seed=st.integers(0, 2**31 - 1))
-def test_an_elementwise_maximum_of_two_affine_arguments_is_an_abs_kink(tau, w, seed):
-    """max(s, t) = (s + t)/2 + |s − t|/2: the pinball loss is recognised (a linear part and an abs
-    kink), its value is cvxpy's at random points, and its problem goes to the direct QP route and
-    agrees with Clarabel on the expression as written."""
-    func = lambda f, e: cp.sum_squares(f - e.f_tilde) + w * cp.sum(
-        cp.maximum(tau * (f - e.f_tilde), (tau - 1) * (f[::-1] - e.f_tilde)))
+def _recognised_as_one_kink_with_cvxpys_value(func, seed: int) -> None:
+    """``func`` is recognised with one ``abs`` term, and its value is cvxpy's at three random points."""
     form = recognise(func, EST)
     assert [k[0] for k in form.kinks] == ["abs"]
     rng = np.random.default_rng(seed)
@@ -255,6 +249,17 @@ def test_an_elementwise_maximum_of_two_affine_arguments_is_an_abs_kink(tau, w, s
         x.value = rng.standard_normal(D) / D
         assert form.total(x.value) + form.kink_value(x.value) == pytest.approx(float(func(x, EST).value), rel=1e-12,
                                                                               abs=1e-14)
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(tau=st.floats(0.05, 0.95), w=st.floats(1e-4, 1.0), seed=st.integers(0, 2**31 - 1))
+def test_an_elementwise_maximum_of_two_affine_arguments_is_an_abs_kink(tau, w, seed):
+    """max(s, t) = (s + t)/2 + |s − t|/2: the pinball loss is recognised (a linear part and an abs
+    kink), its value is cvxpy's at random points, and its problem goes to the direct QP route and
+    agrees with Clarabel on the expression as written."""
+    func = lambda f, e: cp.sum_squares(f - e.f_tilde) + w * cp.sum(
+        cp.maximum(tau * (f - e.f_tilde), (tau - 1) * (f[::-1] - e.f_tilde)))
+    _recognised_as_one_kink_with_cvxpys_value(func, seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sol = Problem(EST, func).solve()
@@ -284,14 +289,7 @@ def test_a_maximum_with_a_constant_scalar_is_recognised_as_a_kink(arg, form, t, 
     atom = {"pos": lambda x: cp.pos(x - t), "max(x, t)": lambda x: cp.maximum(x, t),
             "max(t, x)": lambda x: cp.maximum(t, x)}[form]
     func = lambda f, e: cp.sum_squares(f - e.f_tilde) + w * cp.sum(atom(x_of(f, e)))
-    recognised = recognise(func, EST)
-    assert [k[0] for k in recognised.kinks] == ["abs"]
-    rng = np.random.default_rng(seed)
-    x = cp.Variable(D)
-    for _ in range(3):
-        x.value = rng.standard_normal(D) / D
-        assert recognised.total(x.value) + recognised.kink_value(x.value) == pytest.approx(
-            float(func(x, EST).value), rel=1e-12, abs=1e-14)
+    _recognised_as_one_kink_with_cvxpys_value(func, seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sol = Problem(EST, func).solve()
