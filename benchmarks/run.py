@@ -41,7 +41,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "solve": ("solvers", "policy", "likelihood", "feasibility", "exact_feasibility", "structured", "structured_blocks",
               "structured_tree", "user_call", "table", "grouped", "check_property", "bound_property", "routes", "multi",
               "keyvalue", "route_grid", "rsrfd", "referee_property", "time_limit", "offgrid", "random_families",
-              "clarabel_stop", "never_stuck", "worker", "worker_calls", "kinked_units", "referee_search"),
+              "clarabel_stop", "never_stuck", "worker", "worker_calls", "kinked_units", "referee_search", "call_stages"),
     "variants": ("own_variant", "kl_user_call", "ordered"),
     "cli": ("startup", "cli_fuzz"),
     "robust": ("poisoning_anchor", "poisoning_recovery", "poisoning_detection", "poisoning_adaptive", "poisoning_kernels",
