@@ -175,7 +175,8 @@ def run_case(name, func, est, cons_fn, ref_limit, referee=True, time_limit=120.0
 
 
 def today(est, func, limit):
-    """The route before recognition: the user's expression to SCS alone (policy.EXP_CONE_CHAIN)."""
+    """The route before recognition: the user's expression to SCS alone (the chain of a user objective with
+    exponential cones past d = 10⁴ then)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pr = Problem(est, func)

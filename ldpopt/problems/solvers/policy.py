@@ -21,8 +21,6 @@ __all__ = [
     "DEFAULT_SOLVER_OPTIONS",
     "DIRECT_CLARABEL_MAX_D",
     "DIRECT_QP_OPTIONS",
-    "EXP_CONE_CHAIN",
-    "EXP_CONE_CLARABEL_MAX_D",
     "HUBER_QP_OPTIONS",
     "KINK_QP_OPTIONS",
     "LIKELIHOOD_CHAIN",
@@ -152,11 +150,6 @@ QP_OPTIONS = {"PIQP": {"eps_abs": 1e-12, "eps_rel": 1e-12, "eps_duality_gap_abs"
                        "eps_duality_gap_rel": 1e-14}}
 #: from this d on, exact likelihoods go to the sequential-QP route (see the module docstring)
 SQP_MIN_D = 300
-#: user objectives with exponential cones past EXP_CONE_CLARABEL_MAX_D (module docstring)
-EXP_CONE_CHAIN = ("SCS",)
-#: up to this d a user objective with exponential cones goes to :data:`CONE_CHAIN`, Clarabel first
-#: (measured: Clarabel 10–100× faster than SCS at 10³–10⁴, SCS failing from 3·10³; module docstring)
-EXP_CONE_CLARABEL_MAX_D = 10_000
 #: the direct QP route's options per solver (:func:`direct_qp_solver`), over ldpopt's defaults: PIQP at
 #: ``QP_OPTIONS``' tolerances — at the 1e-10 defaults CLS + 1e-3·TV on the simplex at d = 10⁴ ended
 #: ``optimal_unverified`` (the kinks' certificate did not close), at these ``optimal`` in 138 ms (measured)
@@ -294,8 +287,6 @@ def fallback_budget(elapsed: float) -> float:
 
 #: the exact likelihoods below SQP_MIN_D ("SQP" is ldpopt's route, not a cvxpy solver)
 LIKELIHOOD_CHAIN = ("CLARABEL", "SQP", "SCS")
-_EXP_ATOMS = ("log", "log1p", "exp", "entr", "rel_entr", "kl_div", "log_sum_exp", "logistic", "xexp",
-              "log_det")
 
 
 def is_likelihood(problem) -> bool:
@@ -656,15 +647,13 @@ def _smooth(problem) -> bool:
     return sqp_applies(problem)
 
 
-def _has_exp_cone(problem) -> bool:
-    return any(getattr(a, "__name__", "") in _EXP_ATOMS for a in problem.cvxpy_problem.atoms())
-
-
 def default_chain(problem) -> tuple[str, ...]:
     """The documented chain for ``problem``'s class (QP or cone program).
 
-    QP: :data:`QP_CHAIN`; an exact likelihood: :data:`LIKELIHOOD_CHAIN`; exponential cones at
-    d > ``EXP_CONE_CLARABEL_MAX_D``: :data:`EXP_CONE_CHAIN`; any other cone program: :data:`CONE_CHAIN`.
+    QP: :data:`QP_CHAIN`; an exact likelihood: :data:`LIKELIHOOD_CHAIN`; any other cone program,
+    exponential cones at any d included: :data:`CONE_CHAIN` (Clarabel first: past d = 10⁴ it
+    answered grammar families where SCS ran to the time limit; docs/notes/problems.md,
+    "ldpopt.problems.solvers.policy").
 
     Parameters
     ----------
@@ -689,6 +678,4 @@ def default_chain(problem) -> tuple[str, ...]:
         return QP_CHAIN_SMALL if small_user_qp(problem) and problem.estimate.d <= QP_SMALL_D else QP_CHAIN
     if is_likelihood(problem):
         return LIKELIHOOD_CHAIN
-    if problem.estimate.d > EXP_CONE_CLARABEL_MAX_D and _has_exp_cone(problem):
-        return EXP_CONE_CHAIN
     return CONE_CHAIN

@@ -34,8 +34,6 @@ from .policy import (
     CLARABEL_RETRY_NAME,
     CLARABEL_UNITS,
     CLARABEL_UNITS_NAME,
-    EXP_CONE_CHAIN,
-    EXP_CONE_CLARABEL_MAX_D,
     SQP_MIN_D,
     default_chain,
     direct_qp_options,
@@ -574,10 +572,6 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
     if explicit and not best.success and uses_sqp(problem) and is_likelihood(problem):
         best.message += (f" | at d = {problem.estimate.d} >= {SQP_MIN_D} conic solvers are known to fail this "
                          "exact likelihood: solve() without a solver (or solver='SQP') uses sequential QP")
-    if not explicit and chain == EXP_CONE_CHAIN:
-        best.message = (f"d = {problem.estimate.d} > {EXP_CONE_CLARABEL_MAX_D} with exponential cones in a user objective: "
-                        "SCS only (Clarabel was measured failing or slow past it; ldpopt.problems.solvers.policy) — "
-                        + best.message)
     timed_out(best, clock)
     if len(attempts) > 1:
         best.message += " | attempts: " + "; ".join(f"{a['solver']}: {a['status']}" for a in attempts)
