@@ -452,3 +452,42 @@ def draw_family(rng, d: int, max_terms: int = 2, max_constraints: int = 2) -> Fa
 def families(d_min: int = 9, d_max: int = 40):
     """A hypothesis strategy of :class:`Family` (a seed and d drawn, the rest by :func:`draw_family`)."""
     return st.builds(lambda seed, d: draw_family(seed, d), st.integers(0, 2**32 - 1), st.integers(d_min, d_max))
+
+
+# ---- a family on which Clarabel creeps at ldpopt's tolerances (the stall stop's and the iteration limit's tests)
+
+#: grammar families (seed, d) on which cvxpy's Clarabel call at ldpopt's options crept to the chain's
+#: iteration limit of 100 and said ``AlmostSolved``, on the machines these tests ran on. Which of them
+#: creeps depends on the machine's floating point (one CPU: 1014 at d = 100 and 4012 at 1,000; another:
+#: 4012, 4060 and 4086 at 1,000, where 1014 stops by itself at 35), so the tests take the first that
+#: creeps where they run
+CREEPING = ((1014, 100), (4012, 1000), (4060, 1000), (4086, 1000))
+
+
+def clarabel_at_ldpopts_options(fam):
+    """(cvxpy's Clarabel solver, its compiled data, ldpopt's options for it without a time limit) of
+    the family ``fam``'s ldpopt Problem, as the chain's first attempt runs it."""
+    from ldpopt.problems.progress import SolveContext
+    from ldpopt.problems.solvers.attempts import options_for
+
+    prob = fam.ldpopt_problem()
+    opts = options_for(prob, "CLARABEL", SolveContext())
+    opts.pop("time_limit", None)
+    data, chain, _ = prob.cvxpy_problem.get_problem_data("CLARABEL", solver_opts=opts)
+    return chain.solver, data, opts
+
+
+def creeping_family():
+    """(family, solver, data, opts, full): the first of :data:`CREEPING` on which Clarabel at ldpopt's
+    options (:func:`clarabel_at_ldpopts_options`) runs to its iteration limit and says
+    ``AlmostSolved`` on this machine, with that answer (``full``). An AssertionError names the
+    candidates where none does."""
+    seen = []
+    for seed, d in CREEPING:
+        fam = draw_family(seed, d)
+        solver, data, opts = clarabel_at_ldpopts_options(fam)
+        full = solver.solve_via_data(data, False, False, opts)
+        if str(full.status) == "AlmostSolved" and full.iterations == opts["max_iter"]:
+            return fam, solver, data, opts, full
+        seen.append(f"{seed} at d = {d}: {full.status} after {full.iterations}")
+    raise AssertionError("no candidate family creeps to Clarabel's limit on this machine: " + "; ".join(seen))

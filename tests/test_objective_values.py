@@ -1,4 +1,4 @@
-"""A cvxpy expression's compiled value (``objectives.values.compiled_value``) against cvxpy's own
+"""A cvxpy expression's compiled value (``objectives.base.compiled_value``) against cvxpy's own
 ``.value``: the same bits at every point, on every sub-expression of families drawn from the grammar
 (objectives and constraints, every data shape), with Parameters read at the call."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import examples
 
-from ldpopt.problems.objectives.values import NotCompiled, compiled_value
+from ldpopt.problems.objectives.base import NotCompiled, compiled_value
 
 
 def _cvxpy_value(expr, x, v):

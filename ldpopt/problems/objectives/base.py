@@ -2,7 +2,11 @@
 (the scaled expression handed to cvxpy), the solver's unit :func:`default_scale` (``Problem``'s
 variable is x = f/scale), and :class:`UserObjective`, a user callable as an objective with the
 curvature-measured multiplier that scales it like the built-ins. The scaling convention is
-:mod:`.objectives`'."""
+:mod:`.objectives`'. The multiplier reads a cvxpy objective at a few points through
+:func:`compiled_value` (the expression's tree walked once).
+
+Notes: docs/notes/problems.md, "ldpopt.problems.objectives.base".
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import numpy as np
 
 from ...estimate import Estimate
 
-__all__ = ["BuiltObjective", "Objective", "UserObjective", "default_scale"]
+__all__ = ["BuiltObjective", "NotCompiled", "Objective", "UserObjective", "compiled_value", "default_scale"]
 
 
 @dataclass
@@ -412,6 +416,88 @@ class UserObjective(Objective):
         return f"UserObjective({self.name!r})"
 
 
+class NotCompiled(ValueError):
+    """The expression holds a node the compiled value does not read (another variable, a Parameter
+    without a value, a node that is neither a leaf nor an atom): ask cvxpy's ``.value``."""
+
+
+def compiled_value(expr, x) -> Callable[[np.ndarray], np.ndarray]:
+    """``value(v)``: the value of the cvxpy expression ``expr`` at ``x = v`` (an array of ``x``'s
+    size, read in ``x``'s shape, column-major as cvxpy stores it), as ``x.value = v; expr.value``
+    gives it, without setting ``x``.
+
+    The same calls in the same order as cvxpy's ``Atom._value_impl``: each atom's ``numeric`` of its
+    arguments' values. A subtree without a variable or a Parameter is read once, here (cvxpy reads
+    the same constant at every call); a Parameter is read at each call, so a value set later is the
+    one used.
+
+    Parameters
+    ----------
+    expr : cvxpy Expression
+        Any expression cvxpy can evaluate, in the one variable ``x``.
+    x : cvxpy Variable
+
+    Returns
+    -------
+    callable
+        v ↦ the expression's value (a numpy array or scalar, as cvxpy's ``.value``).
+
+    Raises
+    ------
+    NotCompiled
+        ``expr`` holds another variable, a Parameter without a value, or a node neither a leaf nor an
+        atom; raised here, before any point is read.
+
+    Examples
+    --------
+    >>> import cvxpy as cp
+    >>> import numpy as np
+    >>> from ldpopt.problems.objectives.base import compiled_value
+    >>> x = cp.Variable(3)
+    >>> expr = cp.sum_squares(x - 1) + cp.norm1(cp.cumsum(x))
+    >>> value = compiled_value(expr, x)
+    >>> v = np.array([0.5, -1.0, 2.0])
+    >>> x.value = v
+    >>> float(value(v)) == float(expr.value)
+    True
+    """
+    return _node(expr, x, x.shape)[0]
+
+
+def _node(node, x, shape) -> tuple[Callable, bool]:
+    """(value function, whether it is a constant read once) of ``node``, its arguments first."""
+    from cvxpy.atoms.atom import Atom
+    from cvxpy.expressions.constants.parameter import Parameter
+    from cvxpy.expressions.leaf import Leaf
+    from cvxpy.expressions.variable import Variable
+
+    if node is x:
+        return (lambda v: np.reshape(v, shape, order="F")), False
+    if isinstance(node, Variable):
+        raise NotCompiled(f"the expression holds another variable, {node.name()}")
+    if isinstance(node, Parameter):
+        if node.value is None:
+            raise NotCompiled(f"Parameter {node.name()} has no value")
+        return (lambda v, p=node: p.value), False
+    if isinstance(node, Leaf):
+        value = node.value
+        return (lambda v, value=value: value), True
+    if not isinstance(node, Atom):
+        raise NotCompiled(f"a node that is not an atom: {type(node).__name__}")
+    if 0 in node.shape:  # as cvxpy: an empty shape's value is an empty array
+        return (lambda v: np.array([])), True
+    parts = [_node(a, x, shape) for a in node.args]
+    numeric = node.numeric  # type: ignore[attr-defined]  # every concrete atom defines it
+    if all(constant for _, constant in parts):
+        value = numeric([fn(None) for fn, _ in parts])
+        return (lambda v, value=value: value), True
+    args = [fn for fn, _ in parts]
+    if len(args) == 1:
+        only = args[0]
+        return (lambda v: numeric([only(v)])), False
+    return (lambda v: numeric([a(v) for a in args])), False
+
+
 def _form_total(form):
     """J(f) in numpy from a recognised form (its smooth part's ``total`` plus its polyhedral terms'
     ``kink_value``), or None when there is none."""
@@ -428,7 +514,7 @@ def _auto_multiplier(expr, x, scale: float, d: int, total=None) -> float:
     when κ is not a curvature. ``total``: J(f) in numpy where the expression was recognised (its
     form's ``total``, the same J), read at the same points instead of cvxpy's evaluation of the
     expression tree (~0.2 ms each at d = 100); cvxpy's values where it raises, read through
-    :func:`.values.compiled_value` (the same values, ~3× faster per point). Any K > 0 is a valid
+    :func:`compiled_value` (the same values, the tree walked once). Any K > 0 is a valid
     multiplier (the problem is J·K, the duals are divided by it)."""
     h = 1.0 / (4 * d)
     centre = np.full(d, 1.0 / d)
@@ -439,10 +525,8 @@ def _auto_multiplier(expr, x, scale: float, d: int, total=None) -> float:
             return _measured(lambda f: float(total(f)), centre, h, d, scale)
         except Exception:  # noqa: BLE001, S110 - cvxpy's evaluation below decides
             pass
-    from .values import compiled_value
-
     try:
-        value = compiled_value(expr, x)  # cvxpy's own values, the tree walked once (.values)
+        value = compiled_value(expr, x)  # cvxpy's own values, the tree walked once
 
         def at(f):
             v = value(f / scale)
