@@ -20,7 +20,7 @@ import numpy as np
 
 from ...estimate import Estimate
 
-__all__ = ["BuiltObjective", "NotCompiled", "Objective", "UserObjective", "compiled_value", "default_scale"]
+__all__ = ["BuiltObjective", "Objective", "UserObjective", "default_scale"]
 
 
 @dataclass
@@ -528,11 +528,7 @@ def _auto_multiplier(expr, x, scale: float, d: int, total=None) -> float:
     try:
         value = compiled_value(expr, x)  # cvxpy's own values, the tree walked once
 
-        def at(f):
-            v = value(f / scale)
-            return float(v) if v is not None else np.nan
-
-        return _measured(at, centre, h, d, scale)
+        return _measured(lambda f: float(value(f / scale)), centre, h, d, scale)
     # whatever cvxpy cannot evaluate at a point raises (parameters without values, ...): K = 1
     except Exception:  # noqa: BLE001 - any failure to evaluate means no curvature to measure
         return 1.0
