@@ -223,8 +223,8 @@ def _clarabel_iterations(monkeypatch, stall: bool | None = False) -> list:
     real, seen = attempts.solved_in_worker, []
 
     @as_library
-    def recorded(prob, data, chain, inverse, verbose, opts, seconds, what, decided=False):
-        out = real(prob, data, chain, inverse, verbose, opts, seconds, what, decided if stall is None else stall)
+    def recorded(prob, data, chain, inverse, verbose, opts, seconds, what, decided=False, retry=None):
+        out = real(prob, data, chain, inverse, verbose, opts, seconds, what, decided if stall is None else stall, retry)
         if chain.solver.name() == "CLARABEL":
             seen.append((prob.solver_stats.num_iters, opts.get("max_iter")))
         return out

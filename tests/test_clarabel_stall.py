@@ -94,22 +94,29 @@ def test_a_stop_reads_as_clarabels_iteration_limit_would():
     assert stopped_status({**near, "ktratio": 2.0}, red) == "MaxIterations"
 
 
+def _compiled_families(n: int, d: int = 40):
+    """(seed, Clarabel, its data, ldpopt's options) of the grammar's families at ``d`` from ``n`` seeds
+    of a fixed generator (:func:`problem_strategies.clarabel_at_ldpopts_options`), those ldpopt
+    compiles for cvxpy."""
+    from problem_strategies import draw_family
+
+    for seed in np.random.default_rng(31).choice(10**6, size=n, replace=False):
+        try:
+            compiled = clarabel_at_ldpopts_options(draw_family(int(seed), d))
+        except Exception:  # noqa: BLE001 - a family ldpopt does not compile for cvxpy: not these tests'
+            compiled = None
+        if compiled is not None:
+            yield (int(seed), *compiled)
+
+
 def test_on_generated_families_a_solve_clarabel_finishes_is_cvxpys_to_the_bit():
     """Families drawn from the grammar (d = 40, seeds from a fixed generator): wherever Clarabel
     reaches ``Solved`` through cvxpy's own call, the call with the watch takes the same iterations to
     the same x, z and s bits (the same matrices, cones and settings), unstopped."""
-    from problem_strategies import draw_family
-
-    seeds = np.random.default_rng(31).choice(10**6, size=30, replace=False)
     solved = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for seed in seeds:
-            fam = draw_family(int(seed), 40)
-            try:
-                solver, data, opts = clarabel_at_ldpopts_options(fam)
-            except Exception:  # noqa: BLE001 - a family ldpopt does not compile for cvxpy: not this test's
-                continue
+        for seed, solver, data, opts in _compiled_families(30):
             plain = solver.solve_via_data(data, False, False, opts)
             if str(plain.status) != "Solved":
                 continue
@@ -151,3 +158,92 @@ def test_a_family_that_stalls_is_stopped_and_the_chain_goes_on_as_after_the_limi
     assert not clarabel_configured(prob, SolveContext())
     assert clarabel_configured(prob, SolveContext.make(None, False, False, {"max_iter": 100}, problem=prob))
     assert clarabel_configured(prob, SolveContext.make(None, False, False, {"CLARABEL": {"tol_feas": 1e-9}}, problem=prob))
+
+
+def test_the_watch_records_where_the_retrys_tolerances_were_first_met_and_stops_only_when_asked():
+    """``meets`` reads Clarabel's ``Solved`` test at the given tolerances (both residuals, either
+    gap); the watch records the first iteration that meets the retry's tolerances, whatever comes
+    after it, and with ``stop=False`` records without ever stopping a plateau."""
+    from ldpopt.problems.solvers.policy import CLARABEL_RETRY
+    from ldpopt.problems.solvers.stall import meets
+
+    tol = dict(CLARABEL_RETRY)
+    assert meets(_info(0, 1e-9, res_dual=1e-9, gap_abs=1.0, gap_rel=1e-9), tol)  # the relative gap alone
+    assert meets(_info(0, 1e-9, res_dual=1e-9, gap_abs=1e-9, gap_rel=1.0), tol)  # the absolute gap alone
+    assert not meets(_info(0, 2e-8), tol)
+    assert not meets(_info(0, 1e-9, res_dual=2e-8), tol)
+    assert not meets(_info(0, 1e-9, gap_abs=2e-8, gap_rel=2e-8), tol)
+    settings = SimpleNamespace(tol_feas=1e-10, tol_gap_abs=1e-10, tol_gap_rel=1e-10)
+    watch = StallWatch(settings, stop=False, retry=tol)
+    residuals = [1e-3 * 0.5**k for k in range(20)] + [5e-9 * 1.1**k for k in range(200)]  # met at 14, then creeps up
+    assert not any(watch(_info(k, r)) for k, r in enumerate(residuals))
+    assert watch.retry_met_at == next(k for k, r in enumerate(residuals) if r <= 1e-8) and watch.stopped_at is None
+    never = StallWatch(settings, stop=True, retry=tol)
+    k = next(k for k in range(200) if never(_info(k, 5e-5 * 0.995**k)))
+    assert k == STALL_START and never.retry_met_at is None
+
+
+def test_on_generated_families_the_retry_ends_where_the_watch_says_it_would():
+    """Families drawn from the grammar (d = 40, seeds from a fixed generator), Clarabel at ldpopt's
+    options with the watch as the chain runs it: wherever it stops short of ``Solved``, Clarabel at the
+    retry's tolerances (``policy.CLARABEL_RETRY``) on the same data ends ``Solved`` at exactly the
+    iteration the watch recorded; where the watch recorded none, it does not end ``Solved`` and stops
+    no later than the first solve did — what the chain's skip of the retry rests on
+    (:func:`ldpopt.problems.solvers.routes.retry_retraces`)."""
+    from ldpopt.problems.solvers.policy import CLARABEL_RETRY
+
+    met = never = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed, solver, data, opts in _compiled_families(250):
+            first = solve_clarabel(solver, data, False, opts, True, CLARABEL_RETRY)
+            assert first.watched
+            if first.status == "Solved":
+                continue
+            again = solve_clarabel(solver, data, False, {**opts, **CLARABEL_RETRY}, True, None)
+            if first.retry_met_at is None:
+                never += 1
+                assert again.status != "Solved" and again.iterations <= first.iterations, (seed, again.status)
+            else:
+                met += 1
+                assert again.status == "Solved" and again.iterations == first.retry_met_at, (seed, again.status)
+    assert never >= 2 and met >= 5, (never, met)
+
+
+#: grammar families (seed, d) on which Clarabel at ldpopt's options stops ``AlmostSolved`` within the
+#: constraints without meeting its own default tolerances on the CPUs measured
+NEVER_MET = ((725813, 100), (254799, 100), (1072, 100))
+
+
+def test_the_chain_skips_a_retry_that_would_retrace_the_first_attempt(monkeypatch):
+    """On the first of :data:`NEVER_MET` where the chain's first Clarabel attempt stops short of its
+    tolerances and its record says none of its iterates met the retry's (``default_tolerances_met_at``
+    None): the retry at Clarabel's own tolerances is not run, and forced to run (the rule switched
+    off) it ends with the first attempt's status and the chain with the same status and f."""
+    from problem_strategies import draw_family
+
+    from ldpopt.problems.solvers import routes
+    from ldpopt.problems.solvers.attempts import RETRY_MET
+    from ldpopt.problems.solvers.policy import CLARABEL_RETRY_NAME
+
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed, d in NEVER_MET:
+            fam = draw_family(seed, d)
+            sol = fam.ldpopt_problem().solve(progress=False)
+            first = sol.attempts[0]
+            if first["status"] == "optimal_inaccurate" and first.get(RETRY_MET, 0) is None:
+                break
+            seen.append(f"{seed} at d = {d}: {first['status']}, {RETRY_MET} {first.get(RETRY_MET)}")
+        else:
+            raise AssertionError("no candidate stops short without meeting the retry's tolerances here: " + "; ".join(seen))
+        assert CLARABEL_RETRY_NAME not in [a["solver"] for a in sol.attempts]
+        if len(sol.attempts) == 1:  # the first attempt's point is the answer: its message says why no retry ran
+            assert "it would retrace the same iterates (routes.retry_retraces)" in sol.message
+        monkeypatch.setattr(routes, "retry_retraces", lambda sol: False)
+        forced = fam.ldpopt_problem().solve(progress=False)
+    names = [a["solver"] for a in forced.attempts]
+    assert names[:2] == ["CLARABEL", CLARABEL_RETRY_NAME]
+    assert forced.attempts[1]["status"] == forced.attempts[0]["status"] == first["status"]
+    assert forced.status == sol.status and np.array_equal(forced.f, sol.f)

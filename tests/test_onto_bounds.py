@@ -47,8 +47,8 @@ def _planted(extra: float):
     point's dust, Σ f short by as much."""
     real = attempts._solve_collect
 
-    def collect(problem, name, verbose, opts, seconds=None, stall=False):
-        out = real(problem, name, verbose, opts, seconds, stall)
+    def collect(problem, name, verbose, opts, seconds=None, stall=False, retry=None):
+        out = real(problem, name, verbose, opts, seconds, stall, retry)
         if out["x"] is not None:
             f = out["x"] * problem.scale
             low = f < 1e-9

@@ -95,7 +95,9 @@ class Solution:
         For the sequential-QP route, one entry per QP: also ``iteration``, ``step`` (the line
         search's step length) and ``qp_attempts`` (the QP chain's statuses). A Clarabel attempt that
         ldpopt stopped where it stalled (:mod:`~ldpopt.problems.solvers.stall`): also ``stopped``
-        (the iteration, in words).
+        (the iteration, in words); one at ldpopt's options that ran watched: also
+        ``default_tolerances_met_at`` (the first iteration whose iterate met Clarabel's own default
+        tolerances, None where none did).
     iterations : int or None
         As reported by the solver; the number of QPs for the sequential-QP route.
     compile_time, solve_time, wall_time : float

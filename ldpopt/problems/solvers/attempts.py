@@ -22,11 +22,16 @@ from .isolate import SolverTimedOut, runs_isolated, solved_in_worker, user_code_
 from .policy import CLARABEL_MAX_ITER_MAX_D, CLARABEL_RETRY, DEFAULT_SOLVER_OPTIONS, SCS_TIGHT, size_options
 from .stall import STALL_FACTOR, STALL_WINDOW
 
-__all__ = ["STRUCTURED", "clarabel_configured", "cvxpy_attempt", "options_for", "structured_attempt"]
+__all__ = ["RETRY_MET", "STRUCTURED", "clarabel_configured", "cvxpy_attempt", "options_for", "structured_attempt"]
 
 #: the name of ldpopt's own dual solver (:func:`ldpopt.problems.solvers.structured.solve_structured`) in
 #: ``Solution.solver`` and as ``solve(solver=STRUCTURED)``
 STRUCTURED = "LDPOPT-STRUCTURED"
+#: the key, in the record ``Solution.attempts`` keeps of Clarabel's attempt at ldpopt's options, of the
+#: first iteration whose iterate met the tolerances of the chain's retry (``policy.CLARABEL_RETRY``,
+#: :func:`.stall.meets`); None where none did; absent where Clarabel ran without its watch (in this
+#: process, where there is no ``fork``, or a Clarabel before 0.11)
+RETRY_MET = "default_tolerances_met_at"
 
 
 def structured_attempt(problem, ctx: SolveContext | None = None) -> tuple[Solution | None, str]:
@@ -132,8 +137,11 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     d = problem.estimate.d
     nan_f = np.full(d, np.nan)
     opts = options_for(problem, name, ctx, route if route is not None else SCS_TIGHT if tight_scs else None, cap)
-    # stopped where it stalls (.stall), within ldpopt's own iteration limit's sizes
-    stall = name == "CLARABEL" and problem.estimate.d <= CLARABEL_MAX_ITER_MAX_D and not clarabel_configured(problem, ctx)
+    # stopped where it stalls (.stall), within ldpopt's own iteration limit's sizes; at ldpopt's
+    # options, whether its iterates met the chain's retry's tolerances recorded (.routes.retry_retraces)
+    ours = name == "CLARABEL" and not clarabel_configured(problem, ctx)
+    stall = ours and problem.estimate.d <= CLARABEL_MAX_ITER_MAX_D
+    retry_watch = CLARABEL_RETRY if ours and route is None else None
     problem.cvxpy_problem  # noqa: B018 - the cvxpy problem built here, before a child process would build its own copy
     error_text = ""
     out: Any = None  # the solve's plain data (_solve_collect), None after a failure
@@ -145,7 +153,7 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
             with problem.cvxpy_lock:
                 left = ctx.left()
                 out = _solve_collect(problem, name, ctx.verbose, opts,
-                                     NO_LIMIT_BUDGET if left is None else max(left, 1e-3), stall)
+                                     NO_LIMIT_BUDGET if left is None else max(left, 1e-3), stall, retry_watch)
         else:
             with problem.cvxpy_lock:  # one cvxpy solve of this problem's objects at a time (threads)
                 out = _solve_collect(problem, name, ctx.verbose, opts)
@@ -223,7 +231,8 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     # the solver, it says so, whatever the answer's check then said
     sol.attempts = [{**_attempt(sol), **({"stopped": f"at iteration {stats['stalled_at']}, where its residuals and "
                                                      "gap had stalled (solvers.stall)"}
-                                         if stats is not None and stats.get("stalled_at") is not None else {})}]
+                                         if stats is not None and stats.get("stalled_at") is not None else {}),
+                     **({RETRY_MET: stats["retry_met_at"]} if stats is not None and "retry_met_at" in stats else {})}]
     return sol
 
 
@@ -262,15 +271,16 @@ def onto_bounds(problem, f: np.ndarray, duals: dict, checks, ctx: SolveContext):
 
 
 def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float | None = None,
-                   stall: bool = False) -> dict:
+                   stall: bool = False, retry: dict | None = None) -> dict:
     """cvxpy's solve of ``problem``'s compiled problem with solver ``name``; what the attempt reads of
     it as plain data. ``seconds``: the solver runs in the worker (:func:`.isolate.solved_in_worker`:
     compiled here, solved in a child killed after ``seconds``, its answer unpacked here; ``stall``:
-    Clarabel stopped there where it stalls, :mod:`.stall`); None: here, as cvxpy runs it."""
+    Clarabel stopped there where it stalls, ``retry``: the tolerances whose first meeting its watch
+    records, :mod:`.stall`); None: here, as cvxpy runs it."""
     problem.x.value = None  # nothing from an earlier solve may leak into this one
     prob = problem.cvxpy_problem
     compile_time = None
-    stalled_at = None
+    watch: dict = {}
     with warnings.catch_warnings():
         # cvxpy's generic "may be inaccurate" UserWarning; ours (SolverWarning) says more
         warnings.filterwarnings("ignore", message="Solution may be inaccurate")
@@ -281,8 +291,8 @@ def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float
             t0 = time.perf_counter()
             data, chain, inverse = prob.get_problem_data(name, verbose=verbose, solver_opts=opts)
             compile_time = time.perf_counter() - t0
-            stalled_at = solved_in_worker(prob, data, chain, inverse, verbose, opts,
-                                          max(seconds - compile_time, 1e-3), name, stall)
+            watch = solved_in_worker(prob, data, chain, inverse, verbose, opts,
+                                     max(seconds - compile_time, 1e-3), name, stall, retry) or {}
     st = prob.solver_stats
     x = problem.x.value
     return {"status": prob.status, "x": None if x is None else np.asarray(x, dtype=np.float64),
@@ -291,7 +301,8 @@ def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float
             "named_duals_set": any(con.dual_value is not None for con in problem.named_constraints.values()),
             "compile_time": compile_time,
             "stats": None if st is None else {"solver_name": st.solver_name, "solve_time": st.solve_time,
-                                              "num_iters": st.num_iters, "stalled_at": stalled_at}}
+                                              "num_iters": st.num_iters, "stalled_at": watch.get("stalled_at"),
+                                              **{k: v for k, v in watch.items() if k == "retry_met_at"}}}
 
 
 def _restore_duals(problem, out: dict) -> None:

@@ -75,20 +75,22 @@ def stop_standing() -> None:
     worker.shutdown()
 
 
-def run_solver(solver, data: dict, verbose: bool, opts: dict, inverse, stall: bool = False):
+def run_solver(solver, data: dict, verbose: bool, opts: dict, inverse, stall: bool = False,
+               retry: dict | None = None):
     """cvxpy's ``solver.solve_via_data`` on the compiled ``data``, then the solver's own inversion
     (``solver.invert(raw, inverse)``): a cvxpy ``Solution`` of plain data (the solver's extra
     statistics, which may hold its own objects, dropped). ``inverse`` None: the solver's own answer
     as plain data instead (:func:`plain_answer`), for the caller to invert. ``stall``: Clarabel
-    stopped where it stalls (:func:`.stall.solve_clarabel`; other solvers as they are). What an
+    stopped where it stalls; ``retry``: the tolerances whose first meeting Clarabel's watch records
+    (:func:`.stall.solve_clarabel`; other solvers as they are). What an
     isolated cvxpy attempt runs in the worker's child; :func:`solved_in_worker` finishes it in this
     process."""
     from cvxpy import settings as s
 
-    if stall and solver.name() == "CLARABEL":
+    if (stall or retry is not None) and solver.name() == "CLARABEL":
         from .stall import solve_clarabel
 
-        raw = solve_clarabel(solver, data, verbose, opts)
+        raw = solve_clarabel(solver, data, verbose, opts, stall, retry)
     else:
         raw = solver.solve_via_data(data, False, verbose, opts)
     if inverse is None:
@@ -106,31 +108,36 @@ RAW_ANSWER = frozenset({"CLARABEL"})
 
 
 def solved_in_worker(prob, data: dict, chain, inverse, verbose: bool, opts: dict, seconds: float | None,
-                     what: str, stall: bool = False) -> int | None:
+                     what: str, stall: bool = False, retry: dict | None = None) -> dict | None:
     """``prob`` (a cvxpy Problem compiled to ``data, chain, inverse`` by ``get_problem_data``)
     solved by :func:`run_solver` in the worker, and its answer unpacked into ``prob`` here (status,
-    values, duals, solver statistics) as ``prob.unpack_results`` would; the iteration at which
-    Clarabel was stopped as stalled (``stall``: :mod:`.stall`), else None. Raises as :func:`isolated`."""
+    values, duals, solver statistics) as ``prob.unpack_results`` would; what Clarabel's watch
+    recorded (``stall``, ``retry``: :mod:`.stall`): ``stalled_at`` (the iteration at which it was
+    stopped as stalled, or None) and, where the watch ran, ``retry_met_at``; None for a solver
+    without a watch. Raises as :func:`isolated`."""
     from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver  # noqa: F401 - cvxpy loaded
 
     sent = {k: v for k, v in data.items() if k != "param_prob"}
     solver = chain.solver
-    stalled_at = None
+    watch = None
     if solver.name() in RAW_ANSWER:
-        raw = isolated(run_solver, (solver, sent, verbose, opts, None, stall), seconds, what)
-        stalled_at = raw.stalled_at
+        raw = isolated(run_solver, (solver, sent, verbose, opts, None, stall, retry), seconds, what)
+        watch = {"stalled_at": raw.stalled_at,
+                 **({"retry_met_at": raw.retry_met_at} if retry is not None and raw.watched else {})}
         sol = solver.invert(raw, inverse[-1])
     else:
-        sol = isolated(run_solver, (solver, sent, verbose, opts, inverse[-1], stall), seconds, what)
+        sol = isolated(run_solver, (solver, sent, verbose, opts, inverse[-1], stall, retry), seconds, what)
     rest = copy.copy(chain)
     rest.reductions = list(chain.reductions[:-1]) + [_Done()]
     prob.unpack_results(sol, rest, inverse)
-    return stalled_at
+    return watch
 
 
 #: the fields of a solver's own answer that travel back from :func:`run_solver_raw` (Clarabel's: what
-#: cvxpy's inversion and the phase one read; ``stalled_at``, ldpopt's, where :mod:`.stall` stopped it)
-RAW_FIELDS = ("x", "z", "s", "obj_val", "obj_val_dual", "solve_time", "iterations", "stalled_at")
+#: cvxpy's inversion and the phase one read; ``stalled_at``, ``retry_met_at`` and ``watched``, what
+#: :mod:`.stall`'s watch recorded)
+RAW_FIELDS = ("x", "z", "s", "obj_val", "obj_val_dual", "solve_time", "iterations", "stalled_at", "retry_met_at",
+              "watched")
 
 
 def plain_answer(raw):

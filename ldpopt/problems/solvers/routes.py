@@ -25,7 +25,7 @@ from ..objectives.likelihood_terms import LikelihoodTerms
 from ..progress import CheckTimedOut, SolveContext, timed_out
 from ..solution import Solution, _attempt, best_checked, within_tolerance
 from . import phase_one
-from .attempts import STRUCTURED, clarabel_configured, cvxpy_attempt, options_for, structured_attempt
+from .attempts import RETRY_MET, STRUCTURED, clarabel_configured, cvxpy_attempt, options_for, structured_attempt
 from .direct_qp import SUFFIX as DIRECT
 from .direct_qp import solve_direct_qp
 from .ipm import solve_ipm
@@ -48,7 +48,7 @@ from .simplex_lp import SOLVER as SIMPLEX_LP
 from .simplex_lp import simplex_lp, solve_simplex_lp
 from .sqp import converged, newton_terms, solve_sqp
 
-__all__ = ["ROUTES", "Route", "chain_for", "clarabel_retries", "clarabel_stopped", "deferred", "in_units_retry", "not_infeasible_if_known_feasible", "pre_checked", "settle"]
+__all__ = ["ROUTES", "Route", "chain_for", "clarabel_retries", "clarabel_stopped", "deferred", "in_units_retry", "not_infeasible_if_known_feasible", "pre_checked", "retry_retraces", "settle"]
 
 #: interior-point solvers of the chains (:mod:`.policy`), and the first-order ones after them
 INTERIOR, FIRST_ORDER = frozenset({"CLARABEL", "PIQP"}), frozenset({"SCS", "OSQP"})
@@ -427,6 +427,22 @@ def clarabel_retries(problem, ctx: SolveContext, sol: Solution) -> bool:
     return clarabel_stopped(problem, ctx, sol) and within_tolerance(sol)
 
 
+def retry_retraces(sol: Solution) -> bool:
+    """Whether the chain's retry at Clarabel's own default tolerances (:data:`.policy.CLARABEL_RETRY`)
+    after ``sol`` would only retrace it: Clarabel's watch (:mod:`.stall`) saw every iterate of this
+    attempt and none met those tolerances (:data:`.attempts.RETRY_MET` None in its record).
+    Clarabel's iterates do not depend on its tolerances, which decide only where it stops; the retry
+    runs under the same iteration limit, and its stall stop reads the same progress scaled by a
+    constant. So it would follow the same iterates and stop at this attempt's last one or before it,
+    never ``Solved``: an earlier iterate of the same path at best. Where the watch did not run (no
+    record), the retry runs as before. Measured on the 20 grammar families whose chain reached the
+    retry (d = 10², 10³, 10⁴: docs/notes/problems.md, "ldpopt.problems.solvers.stall"): on the 6
+    whose first attempt never met the tolerances, the retry ended with the first attempt's status and
+    ldpopt's verdict each time, after 0.02–1.8 s."""
+    own = sol.attempts[0] if sol.attempts else {}
+    return RETRY_MET in own and own[RETRY_MET] is None
+
+
 def in_units_retry(problem, ctx: SolveContext) -> bool:
     """Whether the chain runs Clarabel once more, at ldpopt's options, on the problem in your
     objective's own unit (:data:`.policy.CLARABEL_UNITS`, :meth:`~..problem.Problem.rescaled`), after
@@ -483,7 +499,8 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
     attempts = ctx.attempts
     best = ctx.newton_point  # a smooth objective's Newton point, when that route ran and did not certify
     interior_point = False  # an interior-point solver of the chain has returned a point
-    retried = False  # Clarabel ran at its default tolerances (policy.CLARABEL_RETRY)
+    retried = ""  # "ran": Clarabel ran at its default tolerances (policy.CLARABEL_RETRY); "retraced": it
+    # was not run, its first attempt having shown that it would only retrace it (retry_retraces)
     # (solver, options over the defaults, the unit where not the problem's own)
     plan: list[tuple[str, dict | None, float | None]] = [(name, None, None) for name in chain]
     i = 0
@@ -518,8 +535,11 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
                 sol = cvxpy_attempt(solved, name, ctx, not explicit and name == "SCS", cap, retry, judge=problem)
                 if units is not None:
                     sol.message += (f" | {CLARABEL_UNITS_NAME} (the solver's variable f itself), after "
-                                    + ("both attempts at ldpopt's unit gave no answer that passed" if retried else
-                                       "Clarabel at ldpopt's unit stopped without a point within the constraints")
+                                    + {"ran": "both attempts at ldpopt's unit gave no answer that passed",
+                                       "retraced": "Clarabel at ldpopt's unit gave no answer that passed, and at "
+                                                   "its default tolerances would have retraced it"}.get(
+                                        retried, "Clarabel at ldpopt's unit stopped without a point within the "
+                                                 "constraints")
                                     + " (policy.CLARABEL_UNITS)")
                 elif retry is not None:
                     sol.message += (f" | {CLARABEL_RETRY_NAME} (1e-8), after ldpopt's tighter defaults "
@@ -547,18 +567,23 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
             # unverifiable objective (a kink, no gradient), and ran to its limits here before
             # (total variation + CLS at d = 1,000: PIQP's point, then 30 s more of Clarabel and OSQP)
             break
+        after_retry = retry is not None  # the chain goes on as after the retry (its own, or one it skipped)
         if retry is None and units is None and clarabel_stopped(problem, ctx, sol):
             if clarabel_retries(problem, ctx, sol):
-                plan.insert(i, (name, CLARABEL_RETRY, None))  # one more attempt, named in ``attempts``
-                retried = True
-                continue
-            if in_units_retry(problem, ctx):  # an error, or a point off the constraints: the unit at once
+                if not retry_retraces(sol):
+                    plan.insert(i, (name, CLARABEL_RETRY, None))  # one more attempt, named in ``attempts``
+                    retried = "ran"
+                    continue
+                retried, after_retry = "retraced", True
+                sol.message += (f" | not run again as {CLARABEL_RETRY_NAME} (1e-8): none of its iterates met "
+                                "them, and at them it would retrace the same iterates (routes.retry_retraces)")
+            elif in_units_retry(problem, ctx):  # an error, or a point off the constraints: the unit at once
                 plan.insert(i, (name, None, CLARABEL_UNITS))
                 continue
         if not explicit and (why := first_order_cannot_do_better(sol, [n for n, _, _ in plan[i:]], problem)):
             sol.message += f" | the chain stops here: only first-order solvers are left, and {why}"
             break
-        if retry is not None and in_units_retry(problem, ctx):
+        if after_retry and in_units_retry(problem, ctx):
             plan.insert(i, (name, None, CLARABEL_UNITS))  # and one in your objective's units
             continue
     if best is None or not (best.success or best.status.startswith("infeasible")):

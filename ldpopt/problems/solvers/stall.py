@@ -1,9 +1,11 @@
-"""Clarabel stopped where it no longer converges: the chain's Clarabel runs with a termination
-callback that ends the solve once its progress toward its own tolerances has stalled (:func:`stalled`),
-the stop read as Clarabel reads its iteration limit (:func:`stopped_status`). It runs from iteration
-:data:`STALL_START` where ldpopt's own limit does (``policy.CLARABEL_MAX_ITER_MAX_D``), not where you
-configured Clarabel. How the rule was chosen, and where it was not safe: docs/notes/problems.md,
-"ldpopt.problems.solvers.stall".
+"""Clarabel watched as it runs: the chain's Clarabel runs with a termination callback that ends the
+solve once its progress toward its own tolerances has stalled (:func:`stalled`), the stop read as
+Clarabel reads its iteration limit (:func:`stopped_status`), and that records whether its iterates
+ever met the tolerances of the chain's retry (:func:`meets`: Clarabel's own defaults,
+``policy.CLARABEL_RETRY``), which the chain reads before it runs the retry. The stop runs from
+iteration :data:`STALL_START` where ldpopt's own limit does (``policy.CLARABEL_MAX_ITER_MAX_D``), the
+record at every size; neither where you configured Clarabel. How the rule was chosen, and where it
+was not safe: docs/notes/problems.md, "ldpopt.problems.solvers.stall".
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
-__all__ = ["STALL_FACTOR", "STALL_START", "STALL_WINDOW", "StallWatch", "solve_clarabel", "stalled", "stopped_status"]
+__all__ = ["STALL_FACTOR", "STALL_START", "STALL_WINDOW", "StallWatch", "meets", "solve_clarabel", "stalled",
+           "stopped_status"]
 
 #: iterations over which Clarabel must make progress (:func:`stalled`)
 STALL_WINDOW = 15
@@ -30,23 +33,39 @@ def stalled(best: list[float], m: float, window: int = STALL_WINDOW, factor: flo
     return k >= max(start, window) and m > 1.0 and best[k] > best[k - window] / factor
 
 
+def meets(info, tol: dict) -> bool:
+    """Whether Clarabel's iterate ``info`` (its ``DefaultInfo``) meets the tolerances ``tol``
+    (``tol_feas``, ``tol_gap_abs``, ``tol_gap_rel``) as Clarabel's own test for ``Solved`` reads them:
+    both residuals within ``tol_feas`` and either gap within its own. Clarabel's test also asks
+    κ/τ ≤ ``tol_ktratio``; that part is left out, so an iterate is said to meet them at least as
+    often as Clarabel would say ``Solved`` there."""
+    return (info.res_primal <= tol["tol_feas"] and info.res_dual <= tol["tol_feas"]
+            and (info.gap_abs <= tol["tol_gap_abs"] or info.gap_rel <= tol["tol_gap_rel"]))
+
+
 class StallWatch:
     """Clarabel's termination callback: records each iteration's progress measure and says stop
-    where :func:`stalled`; ``stopped_at`` the iteration it stopped (None: it did not), ``last`` that
-    iteration's residuals and gaps (Clarabel's ``DefaultInfo`` fields)."""
+    where :func:`stalled` (``stop``; False: it only records); ``stopped_at`` the iteration it stopped
+    (None: it did not), ``last`` that iteration's residuals and gaps (Clarabel's ``DefaultInfo``
+    fields); ``retry_met_at`` the first iteration whose iterate :func:`meets` the tolerances
+    ``retry`` (None: none did, or no ``retry`` was given)."""
 
-    def __init__(self, settings):
+    def __init__(self, settings, stop: bool = True, retry: dict | None = None):
         self.tol = (float(settings.tol_feas), float(settings.tol_gap_abs), float(settings.tol_gap_rel))
+        self.stop, self.retry = stop, retry
         self.best: list[float] = []
         self.stopped_at: int | None = None
         self.last: dict | None = None
+        self.retry_met_at: int | None = None
 
     def __call__(self, info) -> bool:
         feas, gap_abs, gap_rel = self.tol
         m = max(info.res_primal / feas, info.res_dual / feas, min(info.gap_abs / gap_abs, info.gap_rel / gap_rel))
         m = float("inf") if math.isnan(m) else m  # a NaN residual: no progress
         self.best.append(min(m, self.best[-1]) if self.best else m)
-        if not stalled(self.best, m):
+        if self.retry is not None and self.retry_met_at is None and meets(info, self.retry):
+            self.retry_met_at = int(info.iterations)
+        if not (self.stop and stalled(self.best, m)):
             return False
         self.stopped_at = int(info.iterations)
         self.last = {k: float(getattr(info, k)) for k in ("res_primal", "res_dual", "gap_abs", "gap_rel", "ktratio")}
@@ -63,11 +82,13 @@ def stopped_status(last: dict, settings) -> str:
     return "AlmostSolved" if feas and gap and last["ktratio"] <= 1.0 else "MaxIterations"
 
 
-def solve_clarabel(solver, data: dict, verbose: bool, opts: dict):
+def solve_clarabel(solver, data: dict, verbose: bool, opts: dict, stop: bool = True, retry: dict | None = None):
     """cvxpy's ``CLARABEL.solve_via_data`` on the compiled ``data`` (the same matrices, cones and
-    settings, no warm start), with :class:`StallWatch` as Clarabel's termination callback: Clarabel's
-    own answer, its status replaced by :func:`stopped_status` where the watch stopped it, and
-    ``stalled_at`` (the iteration, or None)."""
+    settings, no warm start), with :class:`StallWatch` (``stop``, ``retry``) as Clarabel's termination
+    callback: Clarabel's own answer, its status replaced by :func:`stopped_status` where the watch
+    stopped it, ``stalled_at`` (the iteration, or None), ``retry_met_at`` (the watch's) and
+    ``watched`` (whether this Clarabel takes a termination callback: before 0.11 it does not, and
+    nothing was recorded)."""
     import clarabel
     import scipy.sparse as sp
     from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import dims_to_solver_cones
@@ -77,8 +98,9 @@ def solve_clarabel(solver, data: dict, verbose: bool, opts: dict):
     P = sp.triu(data["P"]).tocsc() if "P" in data else sp.csc_array((q.size, q.size))
     settings = solver.parse_solver_opts(verbose, opts)
     clar = clarabel.DefaultSolver(P, q, data["A"], data["b"], dims_to_solver_cones(data[ConicSolver.DIMS]), settings)
-    watch = StallWatch(settings)
-    if hasattr(clar, "set_termination_callback"):  # Clarabel >= 0.11; before it, run to its own limit
+    watch = StallWatch(settings, stop, retry)
+    watched = hasattr(clar, "set_termination_callback")  # Clarabel >= 0.11; before it, run to its own limit
+    if watched:
         clar.set_termination_callback(watch)
     raw = clar.solve()
     status = str(raw.status)
@@ -86,5 +108,5 @@ def solve_clarabel(solver, data: dict, verbose: bool, opts: dict):
         status = stopped_status(watch.last, settings)
     out = SimpleNamespace(**{k: getattr(raw, k, None) for k in ("x", "z", "s", "obj_val", "obj_val_dual",
                                                                   "solve_time", "iterations")})
-    out.status, out.stalled_at = status, watch.stopped_at
+    out.status, out.stalled_at, out.retry_met_at, out.watched = status, watch.stopped_at, watch.retry_met_at, watched
     return out
