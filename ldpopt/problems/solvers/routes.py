@@ -435,9 +435,9 @@ def retry_retraces(sol: Solution) -> bool:
     runs under the same iteration limit, and its stall stop reads the same progress scaled by a
     constant. So it would follow the same iterates and stop at this attempt's last one or before it,
     never ``Solved``: an earlier iterate of the same path at best. Where the watch did not run (no
-    record), the retry runs as before. Measured on the 20 grammar families whose chain reached the
-    retry (d = 10², 10³, 10⁴: docs/notes/problems.md, "ldpopt.problems.solvers.stall"): on the 6
-    whose first attempt never met the tolerances, the retry ended with the first attempt's status and
+    record), the retry runs as before. Measured on 19 grammar families whose chain reached the retry
+    (d = 10², 10³, 10⁴: docs/notes/problems.md, "ldpopt.problems.solvers.stall"): on the 6 whose
+    first attempt never met the tolerances, the retry ended with the first attempt's status and
     ldpopt's verdict each time, after 0.02–1.8 s."""
     own = sol.attempts[0] if sol.attempts else {}
     return RETRY_MET in own and own[RETRY_MET] is None
