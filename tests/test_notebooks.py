@@ -290,10 +290,11 @@ def test_notebook_runs(path, kernel_spec_manager, monkeypatch):
 
 def write_all(names=()) -> None:
     """Execute every notebook (or those named, e.g. ``05_your_own_variant.ipynb``) and save it with its
-    outputs (what a reader on a code host sees)."""
+    outputs (what a reader on a code host sees); a name may carry its folder (``notebooks/05_….ipynb``)."""
+    names = {Path(n).name for n in names}
     paths = [p for p in NOTEBOOKS if not names or p.name in names]
-    if names and len(paths) != len(set(names)):
-        raise SystemExit(f"no such notebook among {[p.name for p in NOTEBOOKS]}: {sorted(set(names) - {p.name for p in paths})}")
+    if names and len(paths) != len(names):
+        raise SystemExit(f"no such notebook among {[p.name for p in NOTEBOOKS]}: {sorted(names - {p.name for p in paths})}")
     with tempfile.TemporaryDirectory() as d:
         ksm = _kernel_spec_manager(Path(d))
         for path in paths:
