@@ -2,23 +2,27 @@
 temporary folder, every internal link, anchor and image of the built HTML resolved (no network), a
 section sidebar on every page but the home page, and pages opened in headless Chromium (Debian's
 ``chromium``): the home page, ``Problem``'s API page, a notebook with its figure, the search results
-for ``Problem.solve`` and for a method's name (the search runs in JavaScript: ``--dump-dom`` after
-``--virtual-time-budget`` has its results; every registered method's names are searched at once by
+for ``Problem.solve`` and for a method's name (the search runs in JavaScript: the DOM read after 5 s
+of the page's virtual time has its results; every registered method's names are searched at once by
 the site's own search code in one page, ``search_results``, and its page must come first), the
 formulas the prose writes as text (``unmarked_formulas``, on the built HTML), and guide, results and notes pages at desktop (1280, 1920
 px) and phone (390 px) widths, measured in the browser: the header inside the window with no "More"
 menu, the sidebar shown (behind its toggle on a phone), the page's contents column ("On this page")
 not wider than its box, the maths typeset by MathJax from the site's
 own ``_static`` and the figures drawn. Screenshots go to ``docs/_build/screenshots/`` for a developer
-to look at.
+to look at. One Chromium per test process serves every page (:class:`_Browser`, the DevTools
+protocol on a pipe).
 
 Skips with the reason when the ``docs`` extra (Sphinx) is not installed, and the browser checks when
 no Chromium binary exists (``.ci/run`` installs it). Cost: the build, about 55 s of CPU (a page per
-public class or function: about 500 pages), and about 1 s per browser page (about 25 here).
+public class or function: about 560 pages), and 1-2 s of CPU per browser page (about 40 here; 6 s
+for ``notes/python.html``, MathJax's 1,400 formulas).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import fcntl
 import importlib.util
 import os
@@ -168,9 +172,115 @@ def test_api_reference_lists_every_public_name(site):
     assert len(names) > 250 and missing == [], missing[:20]
 
 
-def _chromium(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--virtual-time-budget=5000", *args], check=False, capture_output=True, text=True, timeout=120)
+class _Browser:
+    """One headless Chromium per test process, driven over the DevTools protocol on a pipe
+    (``--remote-debugging-pipe``: the commands on the child's fd 3, the replies on fd 4, each a JSON
+    text ending in a NUL byte; no network port). Each page opens in a tab of its own, with the
+    window's size set, under the virtual time the command line's ``--virtual-time-budget`` gives (the
+    page's timers and MathJax run to completion without waiting in real time), then its DOM and a
+    screenshot are read and the tab is closed. Started at the first page and reused: a Chromium
+    start costs about 1 s of CPU (half of a small page's), 40 times in this file."""
+
+    def __init__(self, binary: str):
+        def high(fd: int) -> int:  # a copy numbered 10 or more: never one of the fds 3 and 4 it moves to
+            copy = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+            os.close(fd)
+            return copy
+
+        to_child, self._out = map(high, os.pipe())
+        self._in, from_child = map(high, os.pipe())
+        # bash (dash reads one-digit fds only) moves the pipes to fds 3 and 4, then becomes Chromium
+        self.proc = subprocess.Popen(["bash", "-c", f'exec "$@" 3<&{to_child} 4>&{from_child}', "bash", binary,
+                                      "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                                      "--remote-debugging-pipe", "about:blank"], pass_fds=(to_child, from_child),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_child)
+        os.close(from_child)
+        self._buffer, self._id, self._events = b"", 0, []
+
+    def _message(self, seconds: float) -> dict:
+        import json
+        import select
+
+        while b"\0" not in self._buffer:
+            if not select.select([self._in], [], [], seconds)[0]:
+                raise TimeoutError(f"Chromium sent nothing in {seconds} s")
+            chunk = os.read(self._in, 1 << 20)
+            if not chunk:
+                raise ConnectionError("Chromium closed its pipe")
+            self._buffer += chunk
+        text, self._buffer = self._buffer.split(b"\0", 1)
+        return json.loads(text)
+
+    def send(self, method: str, session: str | None = None, **params) -> dict:
+        """The result of one DevTools command (events that arrive meanwhile are kept)."""
+        import json
+
+        self._id += 1
+        os.write(self._out, json.dumps({"id": self._id, "method": method, "params": params,
+                                        **({"sessionId": session} if session else {})}).encode() + b"\0")
+        while (reply := self._message(60)).get("id") != self._id:
+            self._events.append(reply)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return reply["result"]
+
+    def event(self, method: str, session: str) -> dict:
+        """The next event ``method`` of tab ``session`` (one kept earlier, or the next to arrive)."""
+        for i, e in enumerate(self._events):
+            if e.get("method") == method and e.get("sessionId") == session:
+                return self._events.pop(i)
+        while (e := self._message(60)).get("method") != method or e.get("sessionId") != session:
+            self._events.append(e)
+        return e
+
+    def look(self, url: str, width: int, height: int, shot: Path | None) -> str:
+        """``url`` opened ``width`` x ``height`` px under 5 s of virtual time: its DOM, and its
+        screenshot (PNG) written to ``shot``."""
+        import base64
+
+        target = self.send("Target.createTarget", url="about:blank")["targetId"]
+        tab = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        try:
+            self.send("Emulation.setDeviceMetricsOverride", tab, width=width, height=height, deviceScaleFactor=1,
+                      mobile=False)
+            self.send("Emulation.setVirtualTimePolicy", tab, policy="pause")
+            self.send("Page.navigate", tab, url=url)
+            self.send("Emulation.setVirtualTimePolicy", tab, policy="pauseIfNetworkFetchesPending", budget=5000)
+            self.event("Emulation.virtualTimeBudgetExpired", tab)
+            dom = self.send("Runtime.evaluate", tab, expression="document.documentElement.outerHTML",
+                            returnByValue=True)["result"]["value"]
+            if shot is not None:
+                shot.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", tab, format="png")["data"]))
+            return dom
+        finally:
+            self.send("Target.closeTarget", targetId=target)
+            self._events = [e for e in self._events if e.get("sessionId") != tab]
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.send("Browser.close")
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(10)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._out)
+        os.close(self._in)
+
+
+_BROWSER: list[_Browser] = []
+
+
+def _open(url: str, width: int = 1280, height: int = 900, shot: Path | None = None) -> str:
+    """``url``'s DOM (and its screenshot into ``shot``) in this process's Chromium (:class:`_Browser`),
+    started at the first call, started again if it has died."""
+    if _BROWSER and _BROWSER[0].proc.poll() is not None:
+        _BROWSER.pop().close()
+    if not _BROWSER:
+        _BROWSER.append(_Browser(BROWSER))
+        atexit.register(lambda: _BROWSER and _BROWSER.pop().close())
+    return _BROWSER[0].look(url, width, height, shot)
 
 
 needs_browser = pytest.mark.skipif(BROWSER is None, reason="no chromium binary (apt-get install chromium)")
@@ -190,17 +300,14 @@ def _look(site: Path, page: str, shot: str, height: int = 1400) -> str:
             frame.write_text(f"<html><body style='margin:0'><iframe src='{url}' "
                              f"style='border:0;width:1280px;height:{height}px'></iframe></body></html>", encoding="utf-8")
             shown = frame.as_uri()
-        # one browser run shoots and dumps the same document (each run is ~6 s of wall clock, mostly
-        # Chromium's start); the page behind an anchor's frame is dumped in a run of its own
-        dom = _chromium(f"--window-size=1280,{height}", f"--screenshot={SHOTS / shot}",
-                        *(("--dump-dom",) if shown == url else ()), shown)
-        if shown != url:
-            dom = _chromium("--dump-dom", url)
+        dom = _open(shown, 1280, height, SHOTS / shot)
+        if shown != url:  # the page itself, not its frame
+            dom = _open(url)
     png = (SHOTS / shot).read_bytes()
     # a blank page compresses to a few kB; every page checked here shows text
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 30_000, (shot, len(png))
-    assert dom.returncode == 0 and "<body" in dom.stdout, dom.stderr[-2000:]
-    return dom.stdout
+    assert "<body" in dom, dom[-2000:]
+    return dom
 
 
 @needs_browser
@@ -321,13 +428,12 @@ def _measure(site: Path, page: str, width: int, shot: str) -> dict:
                      "document.body.setAttribute('data-measured', e.data))</script></body></html>", encoding="utf-8")
     try:
         SHOTS.mkdir(parents=True, exist_ok=True)
-        window = f"--window-size={max(width, 500)},900"
-        dom = _chromium(window, f"--screenshot={SHOTS / shot}", "--dump-dom", frame.as_uri())  # one run: both
+        dom = _open(frame.as_uri(), max(width, 500), 900, SHOTS / shot)
     finally:
         probe.unlink()
         frame.unlink()
-    found = re.search(r'<body[^>]*data-measured="([^"]*)"', dom.stdout)
-    assert found, (page, width, dom.stderr[-2000:])
+    found = re.search(r'<body[^>]*data-measured="([^"]*)"', dom)
+    assert found, (page, width, dom[-2000:])
     return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
 
 
@@ -490,11 +596,11 @@ def search_results(site: Path, queries: list[str]) -> dict[str, list[str]]:
     page = page.replace("<body", f"<body data-queries=\"{html.escape(json.dumps(queries))}\"", 1)
     probe.write_text(page.replace("</body>", _SEARCH + "</body>"), encoding="utf-8")
     try:
-        dom = _chromium("--dump-dom", probe.as_uri())
+        dom = _open(probe.as_uri())
     finally:
         probe.unlink()
-    found = re.search(r'data-ranked="([^"]*)"', dom.stdout)
-    assert found, dom.stderr[-2000:]
+    found = re.search(r'data-ranked="([^"]*)"', dom)
+    assert found, dom[-2000:]
     return json.loads(html.unescape(found.group(1)))
 
 
