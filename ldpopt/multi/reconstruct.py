@@ -15,6 +15,12 @@ from .marginals import MarginalSet
 __all__ = ["MAX_CELLS", "FittedTable", "MaxEntTable", "fit_table", "maxent", "total_variation"]
 
 MAX_CELLS = 1 << 22
+#: :func:`fit_table` applies the marginals as one sparse 0/1 matrix over the flat table
+#: (:func:`_marginal_matrix`: one product each way a step) while it has at most this many nonzeros
+#: (marginals × cells, ~50 MB), and as one reduction of the table per marginal above it (no
+#: m × cells index held). Same map, same steps: on 45 two-way marginals of 2¹⁰ cells the product
+#: takes 0.07 ms a step against 0.74 ms for the reductions (``docs/notes/multi.md``)
+SPARSE_NNZ = 1 << 22
 
 
 def total_variation(a, b) -> float:
@@ -247,6 +253,20 @@ class FittedTable(MaxEntTable):
     loss: float = float("nan")
 
 
+def _marginal_matrix(marginals: MarginalSet):
+    """The map T ↦ (T_1, …, T_m) from the flat full table (row-major over the attributes) to the
+    marginals laid end to end (:class:`MarginalSet`'s layout) as a sparse 0/1 CSR matrix: row
+    ``offsets[i] + c`` has a 1 at every table cell whose attributes ``attrs[i]`` read cell c."""
+    import scipy.sparse as sp
+
+    doms = marginals.domains
+    cells = int(np.prod(doms))
+    tuples = np.stack(np.unravel_index(np.arange(cells), doms), axis=1)
+    rows = np.concatenate([marginals.offsets[i] + marginals.cells(i, tuples) for i in range(marginals.m)])
+    return sp.csr_matrix((np.ones(rows.size), (rows, np.tile(np.arange(cells), marginals.m))),
+                         shape=(marginals.size, cells))
+
+
 def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, tol: float = 1e-9) -> FittedTable:
     r"""The joint table T minimising :math:`L(T) = \frac12 Σ_i w_i \lVert T_i - f_i \rVert^2` on the simplex, by entropic mirror
     descent from the uniform table — the estimator of Private-PGM (McKenna, Sheldon & Miklau, ICML
@@ -258,7 +278,7 @@ def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, 
     the marginals, as the maximum-entropy table is — so when some positive table matches ``f`` the
     limit is :func:`maxent`'s. ``weights``: one per marginal (default 1; 1/σ_i² weighs by precision).
     Step: :math:`η = 1/Σ w_i` (L is :math:`Σ w_i`-smooth relative to the entropy on the simplex, each :math:`P_i` being a
-    :math:`1 \to \infty` contraction), halved while L does not decrease (a choice: the paper uses a line search too).
+    :math:`1 \to \infty` contraction), halved while L rises by more than 4 ulp of it (a choice: the paper uses a line search too).
     Stops when the Frank–Wolfe gap is ≤ ``tol`` (``converged``) or after ``max_iter``.
 
     Parameters
@@ -309,16 +329,28 @@ def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, 
     if w.shape != (marginals.m,) or not np.all(np.isfinite(w) & (w > 0)):
         raise ValueError(f"weights must be {marginals.m} positive numbers, one per marginal")
     k = len(doms)
-    plan = [(tuple(j for j in range(k) if j not in a), x.reshape(tuple(doms[j] if j in a else 1 for j in range(k))), wi)
-            for a, x, wi in zip(marginals.attrs, marginals.split(f), w)]
+    parts = marginals.split(f)  # raises on the wrong length
+    if marginals.m * cells <= SPARSE_NNZ:
+        matrix = _marginal_matrix(marginals)
+        transposed = matrix.T.tocsr()
+        target = np.concatenate(parts)
+        w_cells = np.repeat(w, marginals.sizes)
 
-    def loss_grad(t):
-        loss, grad = 0.0, np.zeros_like(t)
-        for other, target, wi in plan:
-            r = t.sum(axis=other, keepdims=True) - target
-            loss += 0.5 * wi * float(np.sum(r * r))
-            grad = grad + wi * r  # broadcast back over the summed-out attributes: P_iᵀ r
-        return loss, grad
+        def loss_grad(t):
+            r = matrix @ t.ravel() - target
+            wr = w_cells * r
+            return 0.5 * float(r @ wr), (transposed @ wr).reshape(t.shape)
+    else:
+        plan = [(tuple(j for j in range(k) if j not in a), x.reshape(tuple(doms[j] if j in a else 1 for j in range(k))),
+                 wi) for a, x, wi in zip(marginals.attrs, parts, w)]
+
+        def loss_grad(t):
+            loss, grad = 0.0, np.zeros_like(t)
+            for other, target, wi in plan:
+                r = t.sum(axis=other, keepdims=True) - target
+                loss += 0.5 * wi * float(np.sum(r * r))
+                grad = grad + wi * r  # broadcast back over the summed-out attributes: P_iᵀ r
+            return loss, grad
 
     logt = np.zeros(doms)
     t = np.full(doms, 1.0 / cells)
@@ -335,7 +367,7 @@ def fit_table(marginals: MarginalSet, f, weights=None, *, max_iter: int = 5000, 
             tc = np.exp(cand)
             tc /= tc.sum()
             lc, gc = loss_grad(tc)
-            if lc <= loss or eta < 1e-12:
+            if lc <= loss + 4 * np.finfo(float).eps * loss or eta < 1e-12:
                 break
             eta *= 0.5
         logt, t, loss, grad = cand, tc, lc, gc
