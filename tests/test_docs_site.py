@@ -14,7 +14,7 @@ to look at. One Chromium per test process serves every page (:class:`_Browser`, 
 protocol on a pipe).
 
 Skips with the reason when the ``docs`` extra (Sphinx) is not installed, and the browser checks when
-no Chromium binary exists (``.ci/run`` installs it). Cost: the build, about 55 s of CPU (a page per
+no Chromium binary exists (``.ci/run`` installs it). Cost: the build, about 75 s of CPU (a page per
 public class or function: about 560 pages), and 1-2 s of CPU per browser page (about 40 here; 6 s
 for ``notes/python.html``, MathJax's 1,400 formulas).
 """

@@ -16,8 +16,9 @@ __all__ = ["MAX_CELLS", "FittedTable", "MaxEntTable", "fit_table", "maxent", "to
 
 MAX_CELLS = 1 << 22
 #: :func:`fit_table` applies the marginals as one sparse 0/1 matrix over the flat table
-#: (:func:`_marginal_matrix`: one product each way a step) while it has at most this many nonzeros
-#: (marginals × cells, ~50 MB), and as one reduction of the table per marginal above it (no
+#: (:func:`_marginal_matrix`, and its transpose as a second CSR: one product each way a step, 1.5×
+#: faster than the transpose's CSC view) while it has at most this many nonzeros (marginals × cells;
+#: ~100 MB for the two there), and as one reduction of the table per marginal above it (no
 #: m × cells index held). Same map, same steps: on 45 two-way marginals of 2¹⁰ cells the product
 #: takes 0.07 ms a step against 0.74 ms for the reductions (``docs/notes/multi.md``)
 SPARSE_NNZ = 1 << 22
@@ -255,14 +256,18 @@ class FittedTable(MaxEntTable):
 
 def _marginal_matrix(marginals: MarginalSet):
     """The map T ↦ (T_1, …, T_m) from the flat full table (row-major over the attributes) to the
-    marginals laid end to end (:class:`MarginalSet`'s layout) as a sparse 0/1 CSR matrix: row
-    ``offsets[i] + c`` has a 1 at every table cell whose attributes ``attrs[i]`` read cell c."""
+    marginals laid end to end (:class:`MarginalSet`'s layout: each row-major over its sorted
+    attributes) as a sparse 0/1 CSR matrix: row ``offsets[i] + c`` has a 1 at every table cell whose
+    attributes ``attrs[i]`` read cell c. Each marginal's cell numbers are spread over the table by
+    broadcasting (m × cells integers in all, no cells × k array of coordinates)."""
     import scipy.sparse as sp
 
     doms = marginals.domains
     cells = int(np.prod(doms))
-    tuples = np.stack(np.unravel_index(np.arange(cells), doms), axis=1)
-    rows = np.concatenate([marginals.offsets[i] + marginals.cells(i, tuples) for i in range(marginals.m)])
+    rows = np.concatenate([
+        marginals.offsets[i] + np.broadcast_to(np.arange(marginals.sizes[i]).reshape(
+            [doms[j] if j in a else 1 for j in range(len(doms))]), doms).ravel()
+        for i, a in enumerate(marginals.attrs)])
     return sp.csr_matrix((np.ones(rows.size), (rows, np.tile(np.arange(cells), marginals.m))),
                          shape=(marginals.size, cells))
 
