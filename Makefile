@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh machine: `make run` and `make test`. The install step also
-# compiles the CPU aggregation kernels into Numba's cache (ldpopt.kernels.precompile, ~25 s of CPU
-# once), as pip compiles bytecode: without it the suite's first counts on device="cpu" compiled them.
+# compiles ldpopt's Numba kernels into Numba's cache (ldpopt.kernels.precompile, ~35 s of CPU once), as
+# pip compiles bytecode: without it each suite process that reached a kernel first compiled it.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python

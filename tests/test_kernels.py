@@ -153,8 +153,10 @@ def test_ss_fused_checks_raise_the_numpy_errors():
 def test_precompile_compiles_every_kernel_an_oracles_count_runs(tmp_path):
     """After ``kernels.precompile()`` (``make``'s install step), every oracle's count on
     ``device="cpu"`` — the CASES above, with the thread count at 1 and at the machine's — runs on
-    kernels it compiled: no kernel gains a type signature. A fresh interpreter, so the signatures
-    start empty (compiled or loaded from the on-disk cache, as that process finds it)."""
+    kernels it compiled, and so do the sketch, report and ridge kernels called through their public
+    functions on inputs of other dtypes and sizes: no kernel gains a type signature. A fresh
+    interpreter, so the signatures start empty (compiled or loaded from the on-disk cache, as that
+    process finds it)."""
     import json
     import subprocess
     import sys
@@ -162,11 +164,11 @@ def test_precompile_compiles_every_kernel_an_oracles_count_runs(tmp_path):
     code = f"""
 import json, numba, numpy as np
 from ldpopt import kernels, oracles
-from ldpopt.kernels import cpu
+from ldpopt.kernels import cpu, cpu_reports, ridge, sketch
 names = kernels.precompile()
 def sigs():
-    return {{n: sorted(map(str, getattr(cpu, n).signatures)) for n in dir(cpu)
-             if hasattr(getattr(cpu, n), "signatures")}}
+    return {{f"{{m.__name__}}.{{n}}": sorted(map(str, getattr(m, n).signatures)) for m in (cpu, cpu_reports, ridge, sketch)
+             for n in dir(m) if hasattr(getattr(m, n), "signatures")}}
 before = sigs()
 for t in sorted({{1, numba.config.NUMBA_NUM_THREADS}}):
     numba.set_num_threads(t)
@@ -174,10 +176,26 @@ for t in sorted({{1, numba.config.NUMBA_NUM_THREADS}}):
         gen = np.random.default_rng(0)
         orc = oracles.get(name, eps, d)
         orc.aggregate(orc.perturb(gen.integers(0, d, n), gen), device="cpu")
+gen = np.random.default_rng(1)
+keys = gen.integers(-2**63, 2**63 - 1, size=(50, 3), dtype=np.int64)
+cpu_reports.hash_row_counts(keys[:, 0].astype(np.uint64), gen.integers(0, 6, 50).astype(np.int32), np.arange(7, dtype=np.int32), 6)
+cpu_reports.best_bucket_keys(keys, np.arange(5, dtype=np.int32), 8)
+sketch.grouped_bit_sums(gen.integers(0, 4, 30).astype(np.int32), gen.integers(0, 2, (30, 5)).astype(np.uint8), 4)
+sketch.signed_cell_sums(np.c_[gen.integers(0, 3, 20), gen.integers(0, 4, 20), gen.choice([-1, 1], 20)].astype(np.int32), 3, 4)
+sketch.fwht_rows(gen.integers(-5, 5, (3, 8)).astype(np.int32))
+import scipy.sparse as sp
+X = sp.random(40, 6, density=0.3, format="csc", random_state=2)
+X.data[:] = 1.0
+y = gen.random(40)
+ridge.coordinate_descent(X.indptr, X.indices, X.data.astype(np.float32), y.astype(np.float32), 0.5, w0=np.ones(6),
+                         sklearn_rule=True, cycles=False)
+ridge.lasso_support(X.indptr.astype(np.int32), X.indices, y, 0.01)
 print(json.dumps({{"names": names, "before": before, "after": sigs()}}))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=False)
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert {"histogram", "column_counts", "hash_counts_wide"} <= set(got["names"]), got["names"]
+    assert {"cpu.histogram", "cpu.column_counts", "cpu.hash_counts_wide", "cpu_reports.row_counts", "cpu_reports.search",
+            "sketch.grouped_bit_sums", "sketch.signed_cell_sums", "sketch.fwht_rows", "ridge.cd",
+            "ridge.lasso"} <= set(got["names"]), got["names"]
     assert got["after"] == got["before"], got

@@ -93,31 +93,32 @@ def resolve(device, cells: int = 0) -> str:
 
 
 def precompile() -> list[str]:
-    """Compile the CPU aggregation kernels (:mod:`.cpu`) into Numba's on-disk cache, by one call of each
-    of that module's counting functions on a tiny input (the argument types they pass their kernels):
-    a later process that counts on ``device="cpu"`` loads them instead of compiling. Their parallel
-    loops take ~25 s of CPU to compile; ``make``'s install step runs this once, as pip compiles
-    bytecode. The hashed counts run on two kernels, one chunking the users and one not (which one
-    depends on the reports and the threads, :func:`.cpu.hash_counts`): both are called where this
-    machine has two threads or more (on one, only the second ever runs). The sketch and ridge kernels
-    compile in about a second each at their first call and are left to it.
+    """Compile ldpopt's Numba kernels into Numba's on-disk cache, by one call of each public function
+    on a tiny input (the argument types they pass their kernels): a later process loads them instead
+    of compiling. The CPU aggregation kernels (:mod:`.cpu`) take ~25 s of CPU to compile, their
+    parallel loops most of it; the report kernels of the poisoning attacks (:mod:`.cpu_reports`), the
+    sketches' (:mod:`.sketch`) and the ridge and LASSO solvers' (:mod:`.ridge`) ~10 s more.
+    ``make``'s install step runs this once, as pip compiles bytecode. The hashed counts run on two
+    kernels, one chunking the users and one not (which one depends on the reports and the threads,
+    :func:`.cpu.hash_counts`): both are called where this machine has two threads or more (on one,
+    only the second ever runs).
 
     Returns
     -------
     list of str
-        The kernels compiled or loaded, by name; empty without Numba (nothing to compile).
+        The kernels compiled or loaded, by module and name; empty without Numba (nothing to compile).
 
     Examples
     --------
     >>> from ldpopt import kernels
-    >>> "histogram" in kernels.precompile() or not kernels.numba_available()  # doctest: +SKIP
+    >>> "cpu.histogram" in kernels.precompile() or not kernels.numba_available()  # doctest: +SKIP
     True
 
     (Skipped when the docstrings run: tens of seconds in a fresh environment.)
     """
     if not numba_available():
         return []
-    from . import cpu
+    from . import cpu, cpu_reports, ridge, sketch
 
     rng = np.random.default_rng(0)
     cpu.histogram_checked(np.array([0, 1, 1], dtype=np.int64), 3)
@@ -126,8 +127,17 @@ def precompile() -> list[str]:
     keys = rng.integers(0, 2**63, size=4096, dtype=np.int64)
     cpu.hash_counts(keys[:1], np.zeros(1, dtype=np.int64), 8, 4)  # one report: the users not chunked
     cpu.hash_counts(keys, rng.integers(0, 4, size=4096), 8, 4)  # 4,096: chunked on two threads or more
-    # the module's Numba functions that these calls compiled or loaded (their dispatchers' signatures)
-    return sorted(name.lstrip("_") for name, fn in vars(cpu).items() if getattr(fn, "signatures", None))
+    cpu_reports.hash_row_counts(keys[:4], np.zeros(4, dtype=np.int64), np.arange(3), 4)
+    cpu_reports.best_bucket_keys(keys[:6].reshape(2, 3), np.arange(2), 4)
+    sketch.grouped_bit_sums(np.array([0, 1]), np.zeros((2, 3), dtype=bool), 2)
+    sketch.signed_cell_sums(np.array([[0, 0, 1]]), 1, 1)
+    sketch.fwht_rows(np.ones((1, 2), dtype=np.int64))
+    indptr, indices = np.array([0, 1, 2]), np.array([0, 1])  # the 2 x 2 identity, CSC
+    ridge.coordinate_descent(indptr, indices, np.ones(2), np.ones(2), 1.0)
+    ridge.lasso_support(indptr, indices, np.ones(2), 0.1)
+    # the functions these calls compiled or loaded (their dispatchers' signatures)
+    return sorted(f"{mod.__name__.rsplit('.', 1)[-1]}.{name.lstrip('_')}" for mod in (cpu, cpu_reports, ridge, sketch)
+                  for name, fn in vars(mod).items() if getattr(fn, "signatures", None))
 
 
 def _run(fn, *args):
