@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine: `make run` and `make test`. The install step also
-# compiles ldpopt's Numba kernels into Numba's cache (ldpopt.kernels.precompile, ~35 s of CPU once), as
+# compiles ldpopt's Numba kernels into Numba's cache (ldpopt.kernels.precompile, ~40 s of CPU once), as
 # pip compiles bytecode: without it each suite process that reached a kernel first compiled it.
 PYTHON ?= python3
 VENV := .venv

@@ -153,8 +153,10 @@ def test_ss_fused_checks_raise_the_numpy_errors():
 def test_precompile_compiles_every_kernel_an_oracles_count_runs(tmp_path):
     """After ``kernels.precompile()`` (``make``'s install step), every oracle's count on
     ``device="cpu"`` — the CASES above, with the thread count at 1 and at the machine's — runs on
-    kernels it compiled, and so do the sketch, report and ridge kernels called through their public
-    functions on inputs of other dtypes and sizes: no kernel gains a type signature. A fresh
+    kernels it compiled, and so do the sketch oracles' counts (CMS, HCMS), the poisoning attacks'
+    report kernels through ``kernels.hash_row_counts`` / ``best_bucket_keys``, and the sketch, report
+    and ridge kernels called through their modules' public functions on inputs of other dtypes and
+    sizes: no kernel gains a type signature. A fresh
     interpreter, so the signatures start empty (compiled or loaded from the on-disk cache, as that
     process finds it)."""
     import json
@@ -176,8 +178,14 @@ for t in sorted({{1, numba.config.NUMBA_NUM_THREADS}}):
         gen = np.random.default_rng(0)
         orc = oracles.get(name, eps, d)
         orc.aggregate(orc.perturb(gen.integers(0, d, n), gen), device="cpu")
+    for name in ("cms", "hcms"):  # the sketch kernels through the sketch oracles' own counts
+        gen = np.random.default_rng(0)
+        orc = oracles.get(name, 1.0, 50)
+        orc.aggregate(orc.perturb(gen.integers(0, 50, 300), gen), device="cpu")
 gen = np.random.default_rng(1)
 keys = gen.integers(-2**63, 2**63 - 1, size=(50, 3), dtype=np.int64)
+kernels.hash_row_counts(keys[:, 1], gen.integers(0, 4, 50), np.arange(9), 4, "cpu")  # the attacks' entry points
+kernels.best_bucket_keys(keys[:4], np.arange(3), 5, "cpu")
 cpu_reports.hash_row_counts(keys[:, 0].astype(np.uint64), gen.integers(0, 6, 50).astype(np.int32), np.arange(7, dtype=np.int32), 6)
 cpu_reports.best_bucket_keys(keys, np.arange(5, dtype=np.int32), 8)
 sketch.grouped_bit_sums(gen.integers(0, 4, 30).astype(np.int32), gen.integers(0, 2, (30, 5)).astype(np.uint8), 4)

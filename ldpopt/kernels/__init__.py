@@ -95,9 +95,9 @@ def resolve(device, cells: int = 0) -> str:
 def precompile() -> list[str]:
     """Compile ldpopt's Numba kernels into Numba's on-disk cache, by one call of each public function
     on a tiny input (the argument types they pass their kernels): a later process loads them instead
-    of compiling. The CPU aggregation kernels (:mod:`.cpu`) take ~25 s of CPU to compile, their
+    of compiling. The CPU aggregation kernels (:mod:`.cpu`) take ~30 s of CPU to compile, their
     parallel loops most of it; the report kernels of the poisoning attacks (:mod:`.cpu_reports`), the
-    sketches' (:mod:`.sketch`) and the ridge and LASSO solvers' (:mod:`.ridge`) ~10 s more.
+    sketches' (:mod:`.sketch`) and the ridge and LASSO solvers' (:mod:`.ridge`) ~11 s more.
     ``make``'s install step runs this once, as pip compiles bytecode. The hashed counts run on two
     kernels, one chunking the users and one not (which one depends on the reports and the threads,
     :func:`.cpu.hash_counts`): both are called where this machine has two threads or more (on one,
