@@ -213,6 +213,50 @@ def test_closed_form_roots_of_log_linear_forms_agree_with_bisection(atom):
     assert shifted.log_linear is None
 
 
+def _log_bisection(t, w, c, lo=np.log(np.finfo(float).tiny), hi=0.0, rounds=200):
+    """The root of w·(log f + c) + t = 0 in log f by bisection on [lo, hi] (independent of exp)."""
+    lo, hi = np.full(np.shape(t), lo), np.full(np.shape(t), hi)
+    for _ in range(rounds):
+        mid = 0.5 * (lo + hi)
+        below = w * (mid + c) + t < 0
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return np.exp(0.5 * (lo + hi))
+
+
+@pytest.mark.parametrize("atom", ["kl_div", "rel_entr", "neg_entr"])
+def test_closed_form_roots_of_pure_log_forms_agree_with_bisection(atom):
+    """A KL to a prior, relative entropy or −entropy alone (no square: A = 0 in Recognised.log_linear):
+    the root exp(−(C + t)/L) against a bisection in log f, to a few ulps; the solve on the simplex is
+    the prior normalised (the uniform vector for −entropy), certified. A square on some values only
+    (A positive on some, zero on others) has no closed form."""
+    from ldpopt.problems.objectives.recognise import recognise
+
+    d, w = 300, 0.7
+    est = _estimate(d)
+    p = np.random.default_rng(5).uniform(0.5, 2.0, d)
+    expr = {"kl_div": lambda f, e: w * cp.sum(cp.kl_div(f, p)),
+            "rel_entr": lambda f, e: w * cp.sum(cp.rel_entr(f, p)),
+            "neg_entr": lambda f, e: -w * cp.sum(cp.entr(f))}[atom]
+    pr = Problem(est, expr, [Simplex()])
+    sep = pr.objective.per_value(est)
+    A, L, C = sep.form.log_linear
+    assert A == 0.0 and L == pytest.approx(w)
+    t = np.linspace(-3.0, 3.0, d)
+    got = sep.argmin(t, np.zeros(d), np.full(d, 50.0))
+    c = {"kl_div": -np.log(p), "rel_entr": 1.0 - np.log(p), "neg_entr": 1.0}[atom]
+    ref = _log_bisection(t, w, c, hi=np.log(50.0))
+    # the root's rounding: log f to an ulp of |log f| + |c| (the bisection's and exp's), times f
+    tol = 8 * np.finfo(float).eps * (1.0 + np.abs(np.log(ref)) + np.abs(c)) * ref
+    assert np.all(np.abs(got - ref) <= tol)
+    sol = pr.solve(progress=False)
+    assert sol.solver == "LDPOPT-STRUCTURED" and sol.status == "optimal"
+    exact = np.full(d, 1.0 / d) if atom == "neg_entr" else p / p.sum()
+    assert np.max(np.abs(sol.f - exact)) <= max(sol.checks.error_bound, 1e-14)
+    mask = (np.arange(d) < d // 2).astype(float)
+    half = recognise(lambda f, e: cp.sum_squares(cp.multiply(mask, f - e.f_tilde)) + cp.sum(cp.kl_div(f, p)), est)
+    assert half.separable and half.log_linear is None
+
+
 def _exact_multiplier(est, d):
     """ν of the exact CLS + W·KL optimum (tests/_kl_reference.py): stationarity at its largest value."""
     p = np.full(d, 1.0 / d)

@@ -264,11 +264,12 @@ class Recognised:
 
     @cached_property
     def log_linear(self):
-        """(A, L, C), one float or one per value, with the separable part's h_v'(f) = A f + L log f + C
-        and A, L > 0 everywhere — when every term is a square of an affine function of f, kl_div or
-        rel_entr of (a f, a positive constant) or −entr(a f) (a > 0), plus the linear part (CLS +
-        λ·KL to a prior, + λ·Σ f log f) — else None. The root of h'(f) + t = 0 is then
-        f = (L/A)·ω(−(C + t)/L − log(L/A)), ω the Wright omega function (u + log u = z), where the
+        """(A, L, C), one float or one per value, with the separable part's h_v'(f) = A f + L log f + C,
+        L > 0 everywhere and A > 0 everywhere or A = 0 everywhere — when every term is a square of an
+        affine function of f, kl_div or rel_entr of (a f, a positive constant) or −entr(a f) (a > 0),
+        plus the linear part (CLS + λ·KL to a prior, + λ·Σ f log f; KL to a prior or −entropy alone,
+        A = 0) — else None. The root of h'(f) + t = 0 is then f = (L/A)·ω(−(C + t)/L − log(L/A)),
+        ω the Wright omega function (u + log u = z), or f = exp(−(C + t)/L) where A = 0, where the
         bracketed Newton took ~10 rounds of derivative evaluations (:mod:`.solvers.user_forms`)."""
         if self.geo:
             return None
@@ -293,9 +294,11 @@ class Recognised:
                     L, C = L - t.w * a, C - t.w * a * (np.log(a) + 1.0)  # w·a·(−log(a f) − 1)
                 else:
                     return None
-        if not (np.all(np.asarray(A) > 0) and np.all(np.asarray(L) > 0) and np.all(np.isfinite(C))):
+        A = _lean(A)
+        if not ((np.ndim(A) == 0 and A == 0.0 or np.all(np.asarray(A) > 0)) and np.all(np.asarray(L) > 0)
+                and np.all(np.isfinite(A)) and np.all(np.isfinite(L)) and np.all(np.isfinite(C))):
             return None
-        return _lean(A), _lean(L), _lean(C)
+        return A, _lean(L), _lean(C)
 
     @cached_property
     def affine_d1(self):

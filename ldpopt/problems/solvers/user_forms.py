@@ -101,16 +101,20 @@ class _RecognisedSep(UserSep):
     def _interior(self, t, l, u, idx):
         """Root of h'(f) + t = A f + L log f + C + t = 0 (``Recognised.log_linear``):
         f = (L/A)·ω(−(C + t)/L − log(L/A)) (scipy's ``wrightomega``, ~1e-15 relative in ω; z itself
-        carries |z|·ε, so f a relative |z|·ε ~ 1e-13 at L = 1e-4), then one Newton step in log f on
-        the same three coefficients (to rounding, measured). A root below the smallest normal float
-        is left at it, as the bracketed Newton does (:class:`~.objectives.UserSep`)."""
+        carries |z|·ε, so f a relative |z|·ε ~ 1e-13 at L = 1e-4), or exp(−(C + t)/L) where A = 0
+        (KL to a prior or −entropy alone), then one Newton step in log f on the same three
+        coefficients (to rounding, measured). A root below the smallest normal float is left at it,
+        as the bracketed Newton does (:class:`~.objectives.UserSep`)."""
         from scipy.special import wrightomega
 
         A, L, C = (x if np.ndim(x) == 0 or idx is None else x[idx] for x in self.form.log_linear)
         tt = t if idx is None else t[idx]
         with np.errstate(all="ignore"):
-            r = L / A
-            f = r * wrightomega(-(C + tt) / L - np.log(r))
+            if np.ndim(A) == 0 and A == 0.0:
+                f = np.exp(-(C + tt) / L)
+            else:
+                r = L / A
+                f = r * wrightomega(-(C + tt) / L - np.log(r))
             g = A * f + L * np.log(f) + C + tt
             f = np.where(f > 0, f * np.exp(-g / (A * f + L)), f)
         tiny = np.finfo(float).tiny
@@ -125,7 +129,7 @@ class _RecognisedSep(UserSep):
         from ...methods.normalize import shift_support
 
         ll = self.form.log_linear
-        if ll is None or np.ndim(ll[0]) or not total > 0:
+        if ll is None or np.ndim(ll[0]) or ll[0] == 0.0 or not total > 0:  # (A = 0: no quadratic model)
             return None
         A, _, C = ll
         m = np.broadcast_to(-np.asarray(C, float) / A, (self.form.d,))
