@@ -1177,6 +1177,12 @@ def affine_jacobians(expr, budget: int = _DENSE_CUMSUM) -> dict | None:
         if isinstance(node, Leaf) or not isinstance(node, Atom):
             return False
         kind = type(node)
+        if (kind is AddExpression or kind is NegExpression) and all(a.is_constant() or a.shape == node.shape
+                                                                  for a in node.args):
+            # a sum or negation of same-shape terms: its Jacobian is ±I (:func:`_plain_jacobian`), so
+            # each term's adjoint is ±adj itself, the same bits as the product, without forming it
+            back = -adj if kind is NegExpression else adj
+            return all(pull(a, back) for a in node.args if not a.is_constant())
         if kind is index or kind is special_index:
             arg = node.args[0]
             at = np.arange(arg.size).reshape(arg.shape, order="F")
