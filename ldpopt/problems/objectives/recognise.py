@@ -1189,6 +1189,12 @@ def affine_jacobians(expr, budget: int = _DENSE_CUMSUM) -> dict | None:
             sel = np.asarray(node.numeric([at])).ravel(order="F")  # type: ignore[attr-defined]
             if sel.size != node.size:
                 return False
+            if np.unique(sel).size == sel.size:  # a selection without repeats: adj @ S moves columns only
+                moved = sp.csr_array((adj.data.copy(), sel[adj.indices], adj.indptr.copy()),
+                                     shape=(adj.shape[0], arg.size))
+                moved.sort_indices()
+                moved.eliminate_zeros()  # (as the product drops them)
+                return pull(arg, moved)
             S = sp.csr_array((np.ones(sel.size), sel, np.arange(sel.size + 1)), shape=(sel.size, arg.size))
             return pull(arg, sp.csr_array(adj @ S))
         if kind is Hstack and all(a.ndim <= 1 for a in node.args):  # vectors end to end: columns cut
