@@ -223,24 +223,28 @@ def _log_bisection(t, w, c, lo=np.log(np.finfo(float).tiny), hi=0.0, rounds=200)
     return np.exp(0.5 * (lo + hi))
 
 
+@pytest.mark.parametrize("weights", ["one", "per value"])
 @pytest.mark.parametrize("atom", ["kl_div", "rel_entr", "neg_entr"])
-def test_closed_form_roots_of_pure_log_forms_agree_with_bisection(atom):
-    """A KL to a prior, relative entropy or −entropy alone (no square: A = 0 in Recognised.log_linear):
-    the root exp(−(C + t)/L) against a bisection in log f, to a few ulps; the solve on the simplex is
-    the prior normalised (the uniform vector for −entropy), certified. A square on some values only
-    (A positive on some, zero on others) has no closed form."""
+def test_closed_form_roots_of_pure_log_forms_agree_with_bisection(atom, weights):
+    """A KL to a prior, relative entropy or −entropy alone (no square: A = 0 in Recognised.log_linear),
+    with one weight or one per value: the root exp(−(C + t)/L) against a bisection in log f, to a few
+    ulps; with one weight the solve on the simplex is the prior normalised (the uniform vector for
+    −entropy), certified. A square on some values only (A positive on some, zero on others) has no
+    closed form."""
     from ldpopt.problems.objectives.recognise import recognise
 
-    d, w = 300, 0.7
+    d = 300
     est = _estimate(d)
-    p = np.random.default_rng(5).uniform(0.5, 2.0, d)
-    expr = {"kl_div": lambda f, e: w * cp.sum(cp.kl_div(f, p)),
-            "rel_entr": lambda f, e: w * cp.sum(cp.rel_entr(f, p)),
-            "neg_entr": lambda f, e: -w * cp.sum(cp.entr(f))}[atom]
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0.5, 2.0, d)
+    w = 0.7 if weights == "one" else rng.uniform(0.1, 3.0, d)
+    expr = {"kl_div": lambda f, e: cp.sum(cp.multiply(w, cp.kl_div(f, p))),
+            "rel_entr": lambda f, e: cp.sum(cp.multiply(w, cp.rel_entr(f, p))),
+            "neg_entr": lambda f, e: -cp.sum(cp.multiply(w, cp.entr(f)))}[atom]
     pr = Problem(est, expr, [Simplex()])
     sep = pr.objective.per_value(est)
     A, L, C = sep.form.log_linear
-    assert A == 0.0 and L == pytest.approx(w)
+    assert A == 0.0 and np.allclose(L, w, rtol=1e-15)
     t = np.linspace(-3.0, 3.0, d)
     got = sep.argmin(t, np.zeros(d), np.full(d, 50.0))
     c = {"kl_div": -np.log(p), "rel_entr": 1.0 - np.log(p), "neg_entr": 1.0}[atom]
@@ -250,7 +254,13 @@ def test_closed_form_roots_of_pure_log_forms_agree_with_bisection(atom):
     assert np.all(np.abs(got - ref) <= tol)
     sol = pr.solve(progress=False)
     assert sol.solver == "LDPOPT-STRUCTURED" and sol.status == "optimal"
-    exact = np.full(d, 1.0 / d) if atom == "neg_entr" else p / p.sum()
+    # the optimum independently: f_v = exp(−c_v − λ/w_v) with Σ f = 1, λ by Brent's method (with one
+    # weight: the prior normalised, the uniform vector for −entropy)
+    from scipy.optimize import brentq
+
+    cv, wv = np.broadcast_to(c, (d,)), np.broadcast_to(w, (d,))
+    lam = brentq(lambda v: np.sum(np.exp(-cv - v / wv)) - 1.0, -50.0, 50.0, xtol=1e-15, rtol=1e-15)
+    exact = np.exp(-cv - lam / wv)
     assert np.max(np.abs(sol.f - exact)) <= max(sol.checks.error_bound, 1e-14)
     mask = (np.arange(d) < d // 2).astype(float)
     half = recognise(lambda f, e: cp.sum_squares(cp.multiply(mask, f - e.f_tilde)) + cp.sum(cp.kl_div(f, p)), est)
