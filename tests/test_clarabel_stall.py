@@ -128,17 +128,21 @@ def test_on_generated_families_a_solve_clarabel_finishes_is_cvxpys_to_the_bit():
     assert solved >= 15, solved
 
 
-def test_a_family_that_stalls_is_stopped_and_the_chain_goes_on_as_after_the_limit():
+def test_a_family_that_stalls_is_stopped_and_the_chain_goes_on_as_after_the_limit(monkeypatch):
     """A grammar family on which Clarabel at ldpopt's tolerances creeps to its limit of 100 iterations
     and says ``AlmostSolved`` (:func:`problem_strategies.creeping_family`: which family does depends
     on the machine): stopped in the worker's child at the first iteration where its progress
-    stalled, read ``optimal_inaccurate`` as the limit would have been, and the chain's retry at
-    Clarabel's own tolerances answers; its entry in ``Solution.attempts`` says where it was stopped.
-    A Clarabel the caller configured (``max_iter``, or its own options) is not stopped so."""
+    stalled, read ``optimal_inaccurate`` as the limit would have been; its entry in
+    ``Solution.attempts`` says where it was stopped. Where the iterate it stopped at passes
+    Clarabel's own test for ``Solved`` at its default tolerances, that point is the answer
+    (:func:`~ldpopt.problems.solvers.routes.solved_where_stopped`); with that rule switched off, the
+    chain's retry at Clarabel's own tolerances answers, as after the limit. A Clarabel the caller
+    configured (``max_iter``, or its own options) is not stopped so."""
     from problem_strategies import creeping_family
 
     from ldpopt.problems.progress import SolveContext
-    from ldpopt.problems.solvers.attempts import _solve_collect, clarabel_configured
+    from ldpopt.problems.solvers import routes
+    from ldpopt.problems.solvers.attempts import STOP_SOLVED, _solve_collect, clarabel_configured
     from ldpopt.problems.solvers.policy import CLARABEL_RETRY_NAME
 
     fam, solver, data, opts, full = creeping_family()
@@ -150,7 +154,14 @@ def test_a_family_that_stalls_is_stopped_and_the_chain_goes_on_as_after_the_limi
         out = _solve_collect(prob, "CLARABEL", False, opts, 60.0, stall=True)  # in the worker's child
         assert out["status"] == "optimal_inaccurate" and out["stats"]["stalled_at"] == mine.stalled_at
         assert out["stats"]["num_iters"] == mine.iterations
+        read = fam.ldpopt_problem().solve()
+        monkeypatch.setattr(routes, "solved_where_stopped", lambda *a: False)
         sol = prob.solve()
+    if read.attempts[0].get(STOP_SOLVED):  # the stopped iterate, read at Clarabel's own tolerances
+        assert [a["status"] for a in read.attempts] == [read.status] and read.status in ("optimal", "optimal_unverified")
+        assert "routes.solved_where_stopped" in read.message and read.attempts[0]["stopped"] == sol.attempts[0]["stopped"]
+    else:
+        assert read.status == sol.status and np.array_equal(read.f, sol.f)
     assert sol.status in ("optimal", "optimal_unverified") and [a["status"] for a in sol.attempts] == [
         "optimal_inaccurate", sol.status] and sol.attempts[1]["solver"] == CLARABEL_RETRY_NAME
     # the attempts list says which attempt ldpopt stopped, and where
@@ -250,3 +261,52 @@ def test_the_chain_skips_a_retry_that_would_retrace_the_first_attempt(monkeypatc
         assert "it would retrace the same iterates (routes.retry_retraces)" in sol.message
     assert forced.attempts[1]["status"] == forced.attempts[0]["status"] == first["status"]
     assert forced.status == sol.status and np.array_equal(forced.f, sol.f)
+
+
+def test_on_generated_families_a_stopped_iterate_said_solved_passes_clarabels_own_test():
+    """Families drawn from the grammar (d = 100, seeds from a fixed generator): wherever the watch stops
+    Clarabel, the same data solved again without the watch under an iteration limit at the stop
+    returns the same x to the bit (the iterate the watch judged is the one returned), and where the
+    watch says that iterate passes Clarabel's test for ``Solved`` at the retry's tolerances
+    (``stop_solved``), Clarabel's own final residuals and objective values of that run pass it too
+    (both residuals and a gap, absolute or relative, below 1e-8; its κ/τ is not in the answer), as
+    :func:`~ldpopt.problems.solvers.routes.solved_where_stopped` reads it."""
+    from ldpopt.problems.solvers.policy import CLARABEL_RETRY
+
+    said = stopped = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed, solver, data, opts in _compiled_families(400, d=100):
+            first = solve_clarabel(solver, data, False, opts, True, CLARABEL_RETRY)
+            if first.stalled_at is None:
+                assert first.stop_solved is None
+                continue
+            stopped += 1
+            again = solver.solve_via_data(data, False, False, {**opts, "max_iter": first.stalled_at})
+            assert again.iterations == first.stalled_at and np.array_equal(np.asarray(again.x), first.x), seed
+            p, q = again.obj_val, again.obj_val_dual
+            gap = abs(p - q)
+            passes = (again.r_prim < CLARABEL_RETRY["tol_feas"] and again.r_dual < CLARABEL_RETRY["tol_feas"]
+                      and (gap < CLARABEL_RETRY["tol_gap_abs"] or gap / max(1.0, min(abs(p), abs(q))) < CLARABEL_RETRY["tol_gap_rel"]))
+            if first.stop_solved:
+                said += 1
+                assert passes, (seed, again.r_prim, again.r_dual, gap)
+    assert stopped >= 3 and said >= 1, (stopped, said)
+
+
+def test_solved_is_clarabels_whole_test_strict_and_with_its_ktratio():
+    """:func:`~ldpopt.problems.solvers.stall.solved` is Clarabel's ``Solved`` test as it writes it:
+    each comparison strict (a value at the tolerance fails, where :func:`meets` passes it), and
+    κ/τ ≤ 1 asked (where :func:`meets` leaves it out)."""
+    from ldpopt.problems.solvers.policy import CLARABEL_RETRY
+    from ldpopt.problems.solvers.stall import meets, solved
+
+    tol = dict(CLARABEL_RETRY)
+    base = {"res_primal": 1e-9, "res_dual": 1e-9, "gap_abs": 1.0, "gap_rel": 1e-9, "ktratio": 1e-3}
+    assert solved(base, tol)
+    assert solved({**base, "gap_abs": 1e-9, "gap_rel": 1.0}, tol)
+    assert solved({**base, "ktratio": 1.0}, tol) and not solved({**base, "ktratio": 1.0 + 1e-12}, tol)
+    at = {**base, "res_primal": 1e-8}
+    assert meets(SimpleNamespace(**at), tol) and not solved(at, tol)
+    assert not solved({**base, "res_dual": 2e-8}, tol) and not solved({**base, "gap_rel": 1e-8}, tol)
+    assert meets(SimpleNamespace(**{**base, "ktratio": 5.0}), tol) and not solved({**base, "ktratio": 5.0}, tol)

@@ -22,7 +22,7 @@ from .isolate import SolverTimedOut, runs_isolated, solved_in_worker, user_code_
 from .policy import CLARABEL_MAX_ITER_MAX_D, CLARABEL_RETRY, DEFAULT_SOLVER_OPTIONS, SCS_TIGHT, size_options
 from .stall import STALL_FACTOR, STALL_WINDOW
 
-__all__ = ["RETRY_MET", "STRUCTURED", "clarabel_configured", "cvxpy_attempt", "options_for", "structured_attempt"]
+__all__ = ["RETRY_MET", "STOP_SOLVED", "STRUCTURED", "clarabel_configured", "cvxpy_attempt", "options_for", "structured_attempt"]
 
 #: the name of ldpopt's own dual solver (:func:`ldpopt.problems.solvers.structured.solve_structured`) in
 #: ``Solution.solver`` and as ``solve(solver=STRUCTURED)``
@@ -32,6 +32,10 @@ STRUCTURED = "LDPOPT-STRUCTURED"
 #: :func:`.stall.meets`); None where none did; absent where Clarabel ran without its watch (in this
 #: process, where there is no ``fork``, or a Clarabel before 0.11)
 RETRY_MET = "default_tolerances_met_at"
+#: the key, in the same record where ldpopt's watch stopped that attempt (:mod:`.stall`), of whether the
+#: iterate it stopped at passes Clarabel's own test for ``Solved`` at the retry's tolerances
+#: (:func:`.stall.solved`); absent where the watch did not stop it
+STOP_SOLVED = "default_tolerances_solved_where_stopped"
 
 
 def structured_attempt(problem, ctx: SolveContext | None = None) -> tuple[Solution | None, str]:
@@ -232,7 +236,9 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
     sol.attempts = [{**_attempt(sol), **({"stopped": f"at iteration {stats['stalled_at']}, where its residuals and "
                                                      "gap had stalled (solvers.stall)"}
                                          if stats is not None and stats.get("stalled_at") is not None else {}),
-                     **({RETRY_MET: stats["retry_met_at"]} if stats is not None and "retry_met_at" in stats else {})}]
+                     **({RETRY_MET: stats["retry_met_at"]} if stats is not None and "retry_met_at" in stats else {}),
+                     **({STOP_SOLVED: stats["stop_solved"]} if stats is not None and stats.get("stop_solved") is not None
+                        and stats.get("stalled_at") is not None else {})}]
     return sol
 
 
@@ -302,7 +308,7 @@ def _solve_collect(problem, name: str, verbose: bool, opts: dict, seconds: float
             "compile_time": compile_time,
             "stats": None if st is None else {"solver_name": st.solver_name, "solve_time": st.solve_time,
                                               "num_iters": st.num_iters, "stalled_at": watch.get("stalled_at"),
-                                              **{k: v for k, v in watch.items() if k == "retry_met_at"}}}
+                                              **{k: v for k, v in watch.items() if k in ("retry_met_at", "stop_solved")}}}
 
 
 def _restore_duals(problem, out: dict) -> None:

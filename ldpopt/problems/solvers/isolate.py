@@ -113,7 +113,7 @@ def solved_in_worker(prob, data: dict, chain, inverse, verbose: bool, opts: dict
     solved by :func:`run_solver` in the worker, and its answer unpacked into ``prob`` here (status,
     values, duals, solver statistics) as ``prob.unpack_results`` would; what Clarabel's watch
     recorded (``stall``, ``retry``: :mod:`.stall`): ``stalled_at`` (the iteration at which it was
-    stopped as stalled, or None) and, where the watch ran, ``retry_met_at``; None for a solver
+    stopped as stalled, or None) and, where the watch ran, ``retry_met_at`` and ``stop_solved``; None for a solver
     without a watch. Raises as :func:`isolated`."""
     from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver  # noqa: F401 - cvxpy loaded
 
@@ -123,7 +123,8 @@ def solved_in_worker(prob, data: dict, chain, inverse, verbose: bool, opts: dict
     if solver.name() in RAW_ANSWER:
         raw = isolated(run_solver, (solver, sent, verbose, opts, None, stall, retry), seconds, what)
         watch = {"stalled_at": raw.stalled_at,
-                 **({"retry_met_at": raw.retry_met_at} if retry is not None and raw.watched else {})}
+                 **({"retry_met_at": raw.retry_met_at, "stop_solved": raw.stop_solved}
+                    if retry is not None and raw.watched else {})}
         sol = solver.invert(raw, inverse[-1])
     else:
         sol = isolated(run_solver, (solver, sent, verbose, opts, inverse[-1], stall, retry), seconds, what)
@@ -134,10 +135,10 @@ def solved_in_worker(prob, data: dict, chain, inverse, verbose: bool, opts: dict
 
 
 #: the fields of a solver's own answer that travel back from :func:`run_solver_raw` (Clarabel's: what
-#: cvxpy's inversion and the phase one read; ``stalled_at``, ``retry_met_at`` and ``watched``, what
-#: :mod:`.stall`'s watch recorded)
+#: cvxpy's inversion and the phase one read; ``stalled_at``, ``retry_met_at``, ``watched`` and
+#: ``stop_solved``, what :mod:`.stall`'s watch recorded)
 RAW_FIELDS = ("x", "z", "s", "obj_val", "obj_val_dual", "solve_time", "iterations", "stalled_at", "retry_met_at",
-              "watched")
+              "watched", "stop_solved")
 
 
 def plain_answer(raw):

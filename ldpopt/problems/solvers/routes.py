@@ -17,7 +17,14 @@ import numpy as np
 
 from ..check.conflict import non_affine
 from ..check.point import pulled_in, user_rows_met
-from ..check.verdict import GAP_TOL, STATIONARITY_TOL, feasible_point, violation_tol
+from ..check.verdict import (
+    GAP_TOL,
+    STATIONARITY_TOL,
+    feasible_point,
+    status_after_check,
+    unverified_reason,
+    violation_tol,
+)
 from ..constraints import feasibility
 from ..constraints.feasibility import Decision
 from ..errors import user_code_raised
@@ -25,7 +32,15 @@ from ..objectives.likelihood_terms import LikelihoodTerms
 from ..progress import CheckTimedOut, SolveContext, timed_out
 from ..solution import Solution, _attempt, best_checked, within_tolerance
 from . import phase_one
-from .attempts import RETRY_MET, STRUCTURED, clarabel_configured, cvxpy_attempt, options_for, structured_attempt
+from .attempts import (
+    RETRY_MET,
+    STOP_SOLVED,
+    STRUCTURED,
+    clarabel_configured,
+    cvxpy_attempt,
+    options_for,
+    structured_attempt,
+)
 from .direct_qp import SUFFIX as DIRECT
 from .direct_qp import solve_direct_qp
 from .ipm import solve_ipm
@@ -443,6 +458,25 @@ def retry_retraces(sol: Solution) -> bool:
     return RETRY_MET in own and own[RETRY_MET] is None
 
 
+def solved_where_stopped(problem, ctx: SolveContext, sol: Solution) -> bool:
+    """Whether the chain reads ``sol`` as Clarabel's answer at its own default tolerances
+    (:data:`.policy.CLARABEL_RETRY`) instead of running the retry at them: the retry is due
+    (:func:`clarabel_retries`), ldpopt's watch stopped this attempt where it stalled, the iterate it
+    stopped at passes Clarabel's own test for ``Solved`` at those tolerances (:func:`.stall.solved`,
+    every part of it, κ/τ included: the record's :data:`.attempts.STOP_SOLVED`), and ldpopt's check
+    passed its point. The retry would walk the same iterates (its tolerances enter only Clarabel's
+    termination test) and stop, ``Solved``, at the first that passes that test
+    (:data:`.attempts.RETRY_MET`): an earlier iterate of the same path, where this one passes the
+    same test and ldpopt's check. Its status is then what Clarabel's ``Solved`` earns from the check
+    (:func:`~..check.verdict.status_after_check`: ``optimal_unverified`` where the KKT test could not
+    run; an answer it certified is ``optimal`` already). Measured on the grammar families whose
+    chain ran the retry after such a stop: benchmarks/results/random_families_summary.md, "The
+    iterate Clarabel was stopped at, read at its own tolerances"."""
+    own = sol.attempts[0] if sol.attempts else {}
+    return (own.get(STOP_SOLVED) is True and sol.checks is not None and sol.checks.passed and sol.f is not None
+            and clarabel_retries(problem, ctx, sol))
+
+
 def in_units_retry(problem, ctx: SolveContext) -> bool:
     """Whether the chain runs Clarabel once more, at ldpopt's options, on the problem in your
     objective's own unit (:data:`.policy.CLARABEL_UNITS`, :meth:`~..problem.Problem.rescaled`), after
@@ -549,6 +583,16 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
                     sol.message += (f" | {name} ran as the chain's fallback under a budget of "
                                     f"{cap if left is None else min(cap, max(left, 0.0)):.3g} s (policy.fallback_budget)")
         assert sol.solver is not None  # both routes name their solver
+        if retry is None and units is None and solved_where_stopped(problem, ctx, sol):
+            assert sol.checks is not None  # solved_where_stopped asks for a passed check
+            sol.status = status_after_check("optimal", sol.checks)
+            sol.success = sol.status == "optimal"
+            sol.message = (f"{sol.solver} stopped by ldpopt {sol.attempts[0]['stopped']}, at an iterate that "
+                           "passes Clarabel's own test for Solved at its default tolerances (1e-8): read as its "
+                           f"answer at them, where {CLARABEL_RETRY_NAME} would stop at an earlier iterate of the "
+                           "same path (routes.solved_where_stopped); "
+                           + (unverified_reason(sol.checks) if sol.status == "optimal_unverified"
+                              else f"ldpopt's check: {sol.checks.summary()}"))
         clock.note(sol.solver, sol.iterations, status=sol.status,
                    **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
         named = CLARABEL_UNITS_NAME if units is not None else CLARABEL_RETRY_NAME if retry is not None else None

@@ -4,8 +4,10 @@ Clarabel reads its iteration limit (:func:`stopped_status`), and that records wh
 ever met the tolerances of the chain's retry (:func:`meets`: Clarabel's own defaults,
 ``policy.CLARABEL_RETRY``), which the chain reads before it runs the retry. The stop runs from
 iteration :data:`STALL_START` where ldpopt's own limit does (``policy.CLARABEL_MAX_ITER_MAX_D``), the
-record at every size; neither where you configured Clarabel. How the rule was chosen, and where it
-was not safe: docs/notes/problems.md, "ldpopt.problems.solvers.stall".
+record at every size; neither where you configured Clarabel. Where it stops a solve, it also says
+whether the iterate it stopped at passes Clarabel's own test for ``Solved`` at the retry's
+tolerances (:func:`solved`), which the chain reads instead of running the retry. How the rule was
+chosen, and where it was not safe: docs/notes/problems.md, "ldpopt.problems.solvers.stall".
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
-__all__ = ["STALL_FACTOR", "STALL_START", "STALL_WINDOW", "StallWatch", "meets", "solve_clarabel", "stalled",
-           "stopped_status"]
+__all__ = ["STALL_FACTOR", "STALL_START", "STALL_WINDOW", "StallWatch", "meets", "solve_clarabel", "solved",
+           "stalled", "stopped_status"]
 
 #: iterations over which Clarabel must make progress (:func:`stalled`)
 STALL_WINDOW = 15
@@ -43,12 +45,27 @@ def meets(info, tol: dict) -> bool:
             and (info.gap_abs <= tol["tol_gap_abs"] or info.gap_rel <= tol["tol_gap_rel"]))
 
 
+def solved(last: dict, tol: dict) -> bool:
+    """Whether an iterate whose residuals, gaps and κ/τ are ``last`` (the fields :class:`StallWatch`
+    keeps) passes Clarabel's own test for ``Solved`` at the tolerances ``tol`` (``tol_feas``,
+    ``tol_gap_abs``, ``tol_gap_rel``), as Clarabel writes it (``DefaultInfo::check_convergence``,
+    0.11): κ/τ ≤ 1, both residuals below ``tol_feas`` and either gap below its own, each
+    comparison strict. Unlike :func:`meets`, nothing is left out: where this holds, Clarabel run at
+    ``tol`` would have said ``Solved`` at this iterate had it reached it."""
+    return (last["ktratio"] <= 1.0 and last["res_primal"] < tol["tol_feas"] and last["res_dual"] < tol["tol_feas"]
+            and (last["gap_abs"] < tol["tol_gap_abs"] or last["gap_rel"] < tol["tol_gap_rel"]))
+
+
 class StallWatch:
     """Clarabel's termination callback: records each iteration's progress measure and says stop
     where :func:`stalled` (``stop``; False: it only records); ``stopped_at`` the iteration it stopped
     (None: it did not), ``last`` that iteration's residuals and gaps (Clarabel's ``DefaultInfo``
     fields); ``retry_met_at`` the first iteration whose iterate :func:`meets` the tolerances
-    ``retry`` (None: none did, or no ``retry`` was given)."""
+    ``retry`` (None: none did, or no ``retry`` was given); ``stop_solved`` whether the iterate it
+    stopped at passes Clarabel's test for ``Solved`` at ``retry`` (:func:`solved`; None: it did not
+    stop, or no ``retry``). Clarabel returns the iterate the callback stopped at: its termination
+    callback is called after the residuals of the current iterate are read into ``info`` and before
+    any step, and a stop there breaks the loop (``solver.rs``, 0.11)."""
 
     def __init__(self, settings, stop: bool = True, retry: dict | None = None):
         self.tol = (float(settings.tol_feas), float(settings.tol_gap_abs), float(settings.tol_gap_rel))
@@ -57,6 +74,7 @@ class StallWatch:
         self.stopped_at: int | None = None
         self.last: dict | None = None
         self.retry_met_at: int | None = None
+        self.stop_solved: bool | None = None
 
     def __call__(self, info) -> bool:
         feas, gap_abs, gap_rel = self.tol
@@ -69,6 +87,8 @@ class StallWatch:
             return False
         self.stopped_at = int(info.iterations)
         self.last = {k: float(getattr(info, k)) for k in ("res_primal", "res_dual", "gap_abs", "gap_rel", "ktratio")}
+        if self.retry is not None:
+            self.stop_solved = solved(self.last, self.retry)
         return True
 
 
@@ -88,7 +108,7 @@ def solve_clarabel(solver, data: dict, verbose: bool, opts: dict, stop: bool = T
     callback: Clarabel's own answer, its status replaced by :func:`stopped_status` where the watch
     stopped it, ``stalled_at`` (the iteration, or None), ``retry_met_at`` (the watch's) and
     ``watched`` (whether this Clarabel takes a termination callback: before 0.11 it does not, and
-    nothing was recorded)."""
+    nothing was recorded) and ``stop_solved`` (the watch's)."""
     import clarabel
     import scipy.sparse as sp
     from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import dims_to_solver_cones
@@ -109,4 +129,5 @@ def solve_clarabel(solver, data: dict, verbose: bool, opts: dict, stop: bool = T
     out = SimpleNamespace(**{k: getattr(raw, k, None) for k in ("x", "z", "s", "obj_val", "obj_val_dual",
                                                                   "solve_time", "iterations")})
     out.status, out.stalled_at, out.retry_met_at, out.watched = status, watch.stopped_at, watch.retry_met_at, watched
+    out.stop_solved = watch.stop_solved
     return out
