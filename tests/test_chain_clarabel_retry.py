@@ -240,10 +240,12 @@ def test_a_clarabel_stalled_at_its_reduced_tolerances_stops_at_ldpopts_iteration
     chain's Clarabel attempts runs with ``CLARABEL_MAX_ITER`` and none goes past it, the first cut
     there; the answer (the retry's) is the one the chain gives without the limit, point and status; a
     caller's ``max_iter`` replaces ldpopt's. (The stop where Clarabel stalls, which cuts it sooner, is
-    off here: the limit is read alone. With it on, the first attempt ends where the stop reads a stall.)"""
+    off here: the limit is read alone. With it on, the first attempt ends where the stop reads a stall.
+    The reading of a returned iterate at Clarabel's own tolerances, which would end the chain at the
+    first attempt where that iterate passes them, is off too: the retry is what is compared.)"""
     from problem_strategies import creeping_family
 
-    from ldpopt.problems.solvers import policy
+    from ldpopt.problems.solvers import policy, routes
     from ldpopt.problems.solvers.stall import STALL_START, solve_clarabel
 
     fam, solver, data, opts, _ = creeping_family()
@@ -251,6 +253,7 @@ def test_a_clarabel_stalled_at_its_reduced_tolerances_stops_at_ldpopts_iteration
     stalled_at = solve_clarabel(solver, data, False, opts).stalled_at
     assert free_its > policy.CLARABEL_MAX_ITER and stalled_at is not None and stalled_at >= STALL_START
     seen = _clarabel_iterations(monkeypatch)
+    monkeypatch.setattr(routes, "solved_where_stopped", lambda *a: False)
 
     def solved(**opts):
         seen.clear()
@@ -269,10 +272,12 @@ def test_a_clarabel_stalled_at_its_reduced_tolerances_stops_at_ldpopts_iteration
     assert np.array_equal(capped.f, free.f)  # the retry's answer, reached the same way
     monkeypatch.undo()
     seen = _clarabel_iterations(monkeypatch)
+    monkeypatch.setattr(routes, "solved_where_stopped", lambda *a: False)
     _, its_caller = solved(max_iter=150)
     assert its_caller[0] == (min(free_its, 150), 150)
     monkeypatch.undo()
     seen = _clarabel_iterations(monkeypatch, stall=None)
+    monkeypatch.setattr(routes, "solved_where_stopped", lambda *a: False)
     stopped, its_stopped = solved()
     assert its_stopped[0] == (stalled_at, policy.CLARABEL_MAX_ITER) and stopped.status == capped.status
 

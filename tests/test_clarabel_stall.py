@@ -64,7 +64,7 @@ def test_a_plateau_is_stopped_from_the_start_where_the_window_shows_no_halving()
 
 def _info(k, res_primal, res_dual=1e-12, gap_abs=1e-12, gap_rel=1e-13, ktratio=1e-3):
     return SimpleNamespace(iterations=k, res_primal=res_primal, res_dual=res_dual, gap_abs=gap_abs,
-                           gap_rel=gap_rel, ktratio=ktratio)
+                           gap_rel=gap_rel, ktratio=ktratio, cost_primal=1.0 + 1e-3 * 0.5**k, cost_dual=1.0)
 
 
 def test_the_watch_reads_clarabels_test_and_keeps_the_last_residuals():
@@ -264,34 +264,40 @@ def test_the_chain_skips_a_retry_that_would_retrace_the_first_attempt(monkeypatc
 
 
 def test_on_generated_families_a_stopped_iterate_said_solved_passes_clarabels_own_test():
-    """Families drawn from the grammar (d = 100, seeds from a fixed generator): wherever the watch stops
-    Clarabel, the same data solved again without the watch under an iteration limit at the stop
-    returns the same x to the bit (the iterate the watch judged is the one returned), and where the
-    watch says that iterate passes Clarabel's test for ``Solved`` at the retry's tolerances
-    (``stop_solved``), Clarabel's own final residuals and objective values of that run pass it too
-    (both residuals and a gap, absolute or relative, below 1e-8; its κ/τ is not in the answer), as
-    :func:`~ldpopt.problems.solvers.routes.solved_where_stopped` reads it."""
+    """Families drawn from the grammar (d = 100, seeds from a fixed generator): wherever Clarabel with
+    the watch ends short of ``Solved`` (stopped by the watch, or by itself), the same data solved
+    again without the watch (under an iteration limit at the watch's stop, where it stopped it)
+    returns the same x to the bit, and where the watch says the returned iterate passes Clarabel's
+    test for ``Solved`` at the retry's tolerances (``stop_solved``), Clarabel's own final residuals
+    and objective values of that run pass it too (both residuals and a gap, absolute or relative,
+    below 1e-8; its κ/τ is not in the answer): what
+    :func:`~ldpopt.problems.solvers.routes.solved_where_stopped` reads. Where it ends ``Solved``,
+    nothing is said."""
     from ldpopt.problems.solvers.policy import CLARABEL_RETRY
 
-    said = stopped = 0
+    said = short = by_watch = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for seed, solver, data, opts in _compiled_families(400, d=100):
             first = solve_clarabel(solver, data, False, opts, True, CLARABEL_RETRY)
-            if first.stalled_at is None:
+            if first.status == "Solved":
                 assert first.stop_solved is None
                 continue
-            stopped += 1
-            again = solver.solve_via_data(data, False, False, {**opts, "max_iter": first.stalled_at})
-            assert again.iterations == first.stalled_at and np.array_equal(np.asarray(again.x), first.x), seed
+            short += 1
+            by_watch += first.stalled_at is not None
+            limit = {} if first.stalled_at is None else {"max_iter": first.stalled_at}
+            again = solver.solve_via_data(data, False, False, {**opts, **limit})
+            assert again.iterations == first.iterations and np.array_equal(np.asarray(again.x), first.x), seed
             p, q = again.obj_val, again.obj_val_dual
             gap = abs(p - q)
             passes = (again.r_prim < CLARABEL_RETRY["tol_feas"] and again.r_dual < CLARABEL_RETRY["tol_feas"]
-                      and (gap < CLARABEL_RETRY["tol_gap_abs"] or gap / max(1.0, min(abs(p), abs(q))) < CLARABEL_RETRY["tol_gap_rel"]))
+                      and (gap < CLARABEL_RETRY["tol_gap_abs"]
+                           or gap / max(1.0, min(abs(p), abs(q))) < CLARABEL_RETRY["tol_gap_rel"]))
+            assert first.stop_solved is not None, seed
             if first.stop_solved:
                 said += 1
                 assert passes, (seed, again.r_prim, again.r_dual, gap)
-    assert stopped >= 3 and said >= 1, (stopped, said)
+    assert by_watch >= 3 and short > by_watch and said >= 2, (short, by_watch, said)
 
 
 def test_solved_is_clarabels_whole_test_strict_and_with_its_ktratio():
@@ -310,3 +316,26 @@ def test_solved_is_clarabels_whole_test_strict_and_with_its_ktratio():
     assert meets(SimpleNamespace(**at), tol) and not solved(at, tol)
     assert not solved({**base, "res_dual": 2e-8}, tol) and not solved({**base, "gap_rel": 1e-8}, tol)
     assert meets(SimpleNamespace(**{**base, "ktratio": 5.0}), tol) and not solved({**base, "ktratio": 5.0}, tol)
+
+
+def test_the_returned_iterate_is_found_among_the_last_two_by_its_costs_and_residuals():
+    """:meth:`~ldpopt.problems.solvers.stall.StallWatch.returned_solved` judges the iterate whose costs
+    and residuals Clarabel's answer carries: the last one the callback saw, or the one before (where
+    Clarabel restored it after insufficient progress); an answer matching neither is not said to pass."""
+    from ldpopt.problems.solvers.policy import CLARABEL_RETRY
+
+    settings = SimpleNamespace(tol_feas=1e-10, tol_gap_abs=1e-10, tol_gap_rel=1e-10)
+    watch = StallWatch(settings, stop=False, retry=dict(CLARABEL_RETRY))
+    before, last = _info(30, 1e-9), _info(31, 5e-8)  # the one before passes at 1e-8, the last does not
+    for info in (_info(29, 1e-3), before, last):
+        watch(info)
+
+    def answer(info):
+        return SimpleNamespace(obj_val=info.cost_primal, obj_val_dual=info.cost_dual, r_prim=info.res_primal,
+                               r_dual=info.res_dual)
+
+    assert watch.returned_solved(answer(before)) is True
+    assert watch.returned_solved(answer(last)) is False
+    assert watch.returned_solved(answer(_info(29, 1e-3))) is False  # older than the last two: not kept
+    assert watch.returned_solved(SimpleNamespace(obj_val=float("nan"), obj_val_dual=1.0, r_prim=0.0, r_dual=0.0)) is False
+    assert StallWatch(settings, stop=False).returned_solved(answer(before)) is None  # no retry: nothing said

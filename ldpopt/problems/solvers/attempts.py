@@ -32,9 +32,10 @@ STRUCTURED = "LDPOPT-STRUCTURED"
 #: :func:`.stall.meets`); None where none did; absent where Clarabel ran without its watch (in this
 #: process, where there is no ``fork``, or a Clarabel before 0.11)
 RETRY_MET = "default_tolerances_met_at"
-#: the key, in the same record where ldpopt's watch stopped that attempt (:mod:`.stall`), of whether the
-#: iterate it stopped at passes Clarabel's own test for ``Solved`` at the retry's tolerances
-#: (:func:`.stall.solved`); absent where the watch did not stop it
+#: the key, in the same record where that attempt stopped short of ``Solved`` (stopped by ldpopt's watch,
+#: :mod:`.stall`, or by Clarabel itself), of whether the iterate Clarabel returned passes its own test
+#: for ``Solved`` at the retry's tolerances (:func:`.stall.solved`); absent where it ended ``Solved`` or
+#: ran without the watch
 STOP_SOLVED = "default_tolerances_solved_where_stopped"
 
 
@@ -238,7 +239,7 @@ def cvxpy_attempt(problem, name: str, ctx: SolveContext | None = None, tight_scs
                                          if stats is not None and stats.get("stalled_at") is not None else {}),
                      **({RETRY_MET: stats["retry_met_at"]} if stats is not None and "retry_met_at" in stats else {}),
                      **({STOP_SOLVED: stats["stop_solved"]} if stats is not None and stats.get("stop_solved") is not None
-                        and stats.get("stalled_at") is not None else {})}]
+                        else {})}]
     return sol
 
 

@@ -461,17 +461,18 @@ def retry_retraces(sol: Solution) -> bool:
 def solved_where_stopped(problem, ctx: SolveContext, sol: Solution) -> bool:
     """Whether the chain reads ``sol`` as Clarabel's answer at its own default tolerances
     (:data:`.policy.CLARABEL_RETRY`) instead of running the retry at them: the retry is due
-    (:func:`clarabel_retries`), ldpopt's watch stopped this attempt where it stalled, the iterate it
-    stopped at passes Clarabel's own test for ``Solved`` at those tolerances (:func:`.stall.solved`,
-    every part of it, κ/τ included: the record's :data:`.attempts.STOP_SOLVED`), and ldpopt's check
-    passed its point. The retry would walk the same iterates (its tolerances enter only Clarabel's
-    termination test) and stop, ``Solved``, at the first that passes that test
-    (:data:`.attempts.RETRY_MET`): an earlier iterate of the same path, where this one passes the
-    same test and ldpopt's check. Its status is then what Clarabel's ``Solved`` earns from the check
+    (:func:`clarabel_retries`: Clarabel stopped short of ``Solved`` at a point within the
+    constraints, stopped by ldpopt's watch where it stalled or by itself), the iterate it returned
+    passes Clarabel's own test for ``Solved`` at those tolerances (:func:`.stall.solved`, every part
+    of it, κ/τ included: the record's :data:`.attempts.STOP_SOLVED`), and ldpopt's check passed that
+    point. The retry would walk the same iterates (its tolerances enter only Clarabel's termination
+    test) and stop, ``Solved``, at the first that passes that test (:data:`.attempts.RETRY_MET`): an
+    earlier iterate of the same path, where this one passes the same test and ldpopt's check. Its
+    status is then what Clarabel's ``Solved`` earns from the check
     (:func:`~..check.verdict.status_after_check`: ``optimal_unverified`` where the KKT test could not
     run; an answer it certified is ``optimal`` already). Measured on the grammar families whose
-    chain ran the retry after such a stop: benchmarks/results/random_families_summary.md, "The
-    iterate Clarabel was stopped at, read at its own tolerances"."""
+    chain ran the retry: benchmarks/results/random_families_summary.md, "The iterate Clarabel was
+    stopped at, read at its own tolerances"."""
     own = sol.attempts[0] if sol.attempts else {}
     return (own.get(STOP_SOLVED) is True and sol.checks is not None and sol.checks.passed and sol.f is not None
             and clarabel_retries(problem, ctx, sol))
@@ -587,10 +588,11 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
             assert sol.checks is not None  # solved_where_stopped asks for a passed check
             sol.status = status_after_check("optimal", sol.checks)
             sol.success = sol.status == "optimal"
-            sol.message = (f"{sol.solver} stopped by ldpopt {sol.attempts[0]['stopped']}, at an iterate that "
-                           "passes Clarabel's own test for Solved at its default tolerances (1e-8): read as its "
-                           f"answer at them, where {CLARABEL_RETRY_NAME} would stop at an earlier iterate of the "
-                           "same path (routes.solved_where_stopped); "
+            stopped = sol.attempts[0].get("stopped")
+            how = f"by ldpopt {stopped}" if stopped else f"short of ldpopt's tolerances after {sol.iterations} iterations"
+            sol.message = (f"{sol.solver} stopped {how}, at an iterate that passes Clarabel's own test for Solved "
+                           f"at its default tolerances (1e-8): read as its answer at them, where {CLARABEL_RETRY_NAME} "
+                           "would stop at an earlier iterate of the same path (routes.solved_where_stopped); "
                            + (unverified_reason(sol.checks) if sol.status == "optimal_unverified"
                               else f"ldpopt's check: {sol.checks.summary()}"))
         clock.note(sol.solver, sol.iterations, status=sol.status,

@@ -4,9 +4,10 @@ Clarabel reads its iteration limit (:func:`stopped_status`), and that records wh
 ever met the tolerances of the chain's retry (:func:`meets`: Clarabel's own defaults,
 ``policy.CLARABEL_RETRY``), which the chain reads before it runs the retry. The stop runs from
 iteration :data:`STALL_START` where ldpopt's own limit does (``policy.CLARABEL_MAX_ITER_MAX_D``), the
-record at every size; neither where you configured Clarabel. Where it stops a solve, it also says
-whether the iterate it stopped at passes Clarabel's own test for ``Solved`` at the retry's
-tolerances (:func:`solved`), which the chain reads instead of running the retry. How the rule was
+record at every size; neither where you configured Clarabel. Where Clarabel stops short of
+``Solved``, the watch also says whether the iterate it returned passes Clarabel's own test for
+``Solved`` at the retry's tolerances (:func:`solved`), which the chain reads instead of running the
+retry. How the rule was
 chosen, and where it was not safe: docs/notes/problems.md, "ldpopt.problems.solvers.stall".
 """
 
@@ -61,11 +62,11 @@ class StallWatch:
     where :func:`stalled` (``stop``; False: it only records); ``stopped_at`` the iteration it stopped
     (None: it did not), ``last`` that iteration's residuals and gaps (Clarabel's ``DefaultInfo``
     fields); ``retry_met_at`` the first iteration whose iterate :func:`meets` the tolerances
-    ``retry`` (None: none did, or no ``retry`` was given); ``stop_solved`` whether the iterate it
-    stopped at passes Clarabel's test for ``Solved`` at ``retry`` (:func:`solved`; None: it did not
-    stop, or no ``retry``). Clarabel returns the iterate the callback stopped at: its termination
-    callback is called after the residuals of the current iterate are read into ``info`` and before
-    any step, and a stop there breaks the loop (``solver.rs``, 0.11)."""
+    ``retry`` (None: none did, or no ``retry`` was given); ``recent`` the last two iterations' costs,
+    residuals, gaps and κ/τ, from which :meth:`returned_solved` reads the iterate Clarabel returned."""
+
+    #: the ``DefaultInfo`` fields kept for the last two iterations (``recent``)
+    FIELDS = ("cost_primal", "cost_dual", "res_primal", "res_dual", "gap_abs", "gap_rel", "ktratio")
 
     def __init__(self, settings, stop: bool = True, retry: dict | None = None):
         self.tol = (float(settings.tol_feas), float(settings.tol_gap_abs), float(settings.tol_gap_rel))
@@ -74,7 +75,23 @@ class StallWatch:
         self.stopped_at: int | None = None
         self.last: dict | None = None
         self.retry_met_at: int | None = None
-        self.stop_solved: bool | None = None
+        self.recent: list[dict] = []
+
+    def returned_solved(self, raw) -> bool | None:
+        """Whether the iterate Clarabel returned as ``raw`` (its ``DefaultSolution``) passes its test
+        for ``Solved`` at the tolerances ``retry`` (:func:`solved`); None without ``retry``. That
+        iterate is one of the last two the callback saw: the last where the callback stopped the solve
+        (it runs after the iterate's residuals are read and before any step, and a stop breaks the
+        loop), where Clarabel reached its iteration limit (tested after the callback) or stopped on a
+        failed step; the one before where it stopped for insufficient progress, which restores the
+        previous iterate with its costs and residuals (``solver.rs``, ``info.rs``, 0.11). It is found
+        by its costs and residuals, which Clarabel's answer copies (``obj_val``, ``obj_val_dual``,
+        ``r_prim``, ``r_dual``): False where neither matches, or where one that matches fails the test."""
+        if self.retry is None:
+            return None
+        key = (raw.obj_val, raw.obj_val_dual, raw.r_prim, raw.r_dual)
+        same = [e for e in self.recent if (e["cost_primal"], e["cost_dual"], e["res_primal"], e["res_dual"]) == key]
+        return bool(same) and all(solved(e, self.retry) for e in same)
 
     def __call__(self, info) -> bool:
         feas, gap_abs, gap_rel = self.tol
@@ -83,12 +100,12 @@ class StallWatch:
         self.best.append(min(m, self.best[-1]) if self.best else m)
         if self.retry is not None and self.retry_met_at is None and meets(info, self.retry):
             self.retry_met_at = int(info.iterations)
+        if self.retry is not None:
+            self.recent = [*self.recent[-1:], {k: float(getattr(info, k)) for k in self.FIELDS}]
         if not (self.stop and stalled(self.best, m)):
             return False
         self.stopped_at = int(info.iterations)
         self.last = {k: float(getattr(info, k)) for k in ("res_primal", "res_dual", "gap_abs", "gap_rel", "ktratio")}
-        if self.retry is not None:
-            self.stop_solved = solved(self.last, self.retry)
         return True
 
 
@@ -108,7 +125,10 @@ def solve_clarabel(solver, data: dict, verbose: bool, opts: dict, stop: bool = T
     callback: Clarabel's own answer, its status replaced by :func:`stopped_status` where the watch
     stopped it, ``stalled_at`` (the iteration, or None), ``retry_met_at`` (the watch's) and
     ``watched`` (whether this Clarabel takes a termination callback: before 0.11 it does not, and
-    nothing was recorded) and ``stop_solved`` (the watch's)."""
+    nothing was recorded) and ``stop_solved``: where Clarabel stopped short of ``Solved`` (the watch's
+    stop, its iteration limit, a failed or insufficient step), whether the iterate it returned passes
+    its test for ``Solved`` at ``retry`` (:meth:`StallWatch.returned_solved`); None where it ended
+    ``Solved``, without ``retry``, or without the watch."""
     import clarabel
     import scipy.sparse as sp
     from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import dims_to_solver_cones
@@ -129,5 +149,5 @@ def solve_clarabel(solver, data: dict, verbose: bool, opts: dict, stop: bool = T
     out = SimpleNamespace(**{k: getattr(raw, k, None) for k in ("x", "z", "s", "obj_val", "obj_val_dual",
                                                                   "solve_time", "iterations")})
     out.status, out.stalled_at, out.retry_met_at, out.watched = status, watch.stopped_at, watch.retry_met_at, watched
-    out.stop_solved = watch.stop_solved
+    out.stop_solved = watch.returned_solved(raw) if watched and status != "Solved" else None
     return out
