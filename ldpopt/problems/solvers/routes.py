@@ -467,15 +467,18 @@ def solved_where_stopped(problem, ctx: SolveContext, sol: Solution) -> bool:
     of it, κ/τ included: the record's :data:`.attempts.STOP_SOLVED`), and ldpopt's check passed that
     point. The retry would walk the same iterates (its tolerances enter only Clarabel's termination
     test) and stop, ``Solved``, at the first that passes that test (:data:`.attempts.RETRY_MET`): an
-    earlier iterate of the same path, where this one passes the same test and ldpopt's check. Its
-    status is then what Clarabel's ``Solved`` earns from the check
+    earlier iterate of the same path, where this one passes the same test and ldpopt's check. Not
+    where a user constraint is not affine (:func:`..check.conflict.non_affine`): there the KKT test
+    certifies some points and refutes none, so the retry's point may earn ``optimal`` where this one
+    did not (grammar family 1014 at d = 100: this point's stationarity 5.7e-3, the retry's 7.5e-6,
+    certified). Its status is then what Clarabel's ``Solved`` earns from the check
     (:func:`~..check.verdict.status_after_check`: ``optimal_unverified`` where the KKT test could not
     run; an answer it certified is ``optimal`` already). Measured on the grammar families whose
     chain ran the retry: benchmarks/results/random_families_summary.md, "The iterate Clarabel was
     stopped at, read at its own tolerances"."""
     own = sol.attempts[0] if sol.attempts else {}
     return (own.get(STOP_SOLVED) is True and sol.checks is not None and sol.checks.passed and sol.f is not None
-            and clarabel_retries(problem, ctx, sol))
+            and clarabel_retries(problem, ctx, sol) and not non_affine(problem))
 
 
 def in_units_retry(problem, ctx: SolveContext) -> bool:
