@@ -7,8 +7,8 @@ iteration :data:`STALL_START` where ldpopt's own limit does (``policy.CLARABEL_M
 record at every size; neither where you configured Clarabel. Where Clarabel stops short of
 ``Solved``, the watch also says whether the iterate it returned passes Clarabel's own test for
 ``Solved`` at the retry's tolerances (:func:`solved`), which the chain reads instead of running the
-retry. How the rule was
-chosen, and where it was not safe: docs/notes/problems.md, "ldpopt.problems.solvers.stall".
+retry. How the rule was chosen, and where it was not safe: docs/notes/problems.md,
+"ldpopt.problems.solvers.stall".
 """
 
 from __future__ import annotations
@@ -60,10 +60,10 @@ def solved(last: dict, tol: dict) -> bool:
 class StallWatch:
     """Clarabel's termination callback: records each iteration's progress measure and says stop
     where :func:`stalled` (``stop``; False: it only records); ``stopped_at`` the iteration it stopped
-    (None: it did not), ``last`` that iteration's residuals and gaps (Clarabel's ``DefaultInfo``
-    fields); ``retry_met_at`` the first iteration whose iterate :func:`meets` the tolerances
-    ``retry`` (None: none did, or no ``retry`` was given); ``recent`` the last two iterations' costs,
-    residuals, gaps and κ/τ, from which :meth:`returned_solved` reads the iterate Clarabel returned."""
+    (None: it did not), ``last`` that iteration's entry of ``recent``; ``retry_met_at`` the first
+    iteration whose iterate :func:`meets` the tolerances ``retry`` (None: none did, or no ``retry``
+    was given); ``recent`` the last two iterations' costs, residuals, gaps and κ/τ (Clarabel's
+    ``DefaultInfo`` fields), from which :meth:`returned_solved` reads the iterate Clarabel returned."""
 
     #: the ``DefaultInfo`` fields kept for the last two iterations (``recent``)
     FIELDS = ("cost_primal", "cost_dual", "res_primal", "res_dual", "gap_abs", "gap_rel", "ktratio")
@@ -100,12 +100,11 @@ class StallWatch:
         self.best.append(min(m, self.best[-1]) if self.best else m)
         if self.retry is not None and self.retry_met_at is None and meets(info, self.retry):
             self.retry_met_at = int(info.iterations)
-        if self.retry is not None:
-            self.recent = [*self.recent[-1:], {k: float(getattr(info, k)) for k in self.FIELDS}]
+        self.recent = [*self.recent[-1:], {k: float(getattr(info, k)) for k in self.FIELDS}]
         if not (self.stop and stalled(self.best, m)):
             return False
         self.stopped_at = int(info.iterations)
-        self.last = {k: float(getattr(info, k)) for k in ("res_primal", "res_dual", "gap_abs", "gap_rel", "ktratio")}
+        self.last = self.recent[-1]
         return True
 
 
