@@ -190,8 +190,8 @@ def test_small_user_qps_go_to_the_cvxpy_chain_first_by_structure(monkeypatch):
     for p in (pr, tv):  # d = 120: both Clarabel first
         assert policy.small_user_qp(p) and not policy.uses_sqp(p) and policy.default_chain(p) == policy.QP_CHAIN_SMALL
     for p in (pr, tv):  # both recognised quadratics (plus polyhedral terms): a solver's own interface first,
-        # PIQP's in the standing child; under a time limit Clarabel's
-        assert policy.direct_qp_solver(p) == "PIQP" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
+        # PIQP's in the worker's child, with or without a time limit (killed at it)
+        assert policy.direct_qp_solver(p) == "PIQP" and policy.direct_qp_solver(p, time_limited=True) == "PIQP"
         sol = p.solve()
         assert sol.status == "optimal" and sol.solver == "PIQP-DIRECT" and sol.checks.passed
     forks = policy.fork_available
@@ -201,12 +201,14 @@ def test_small_user_qps_go_to_the_cvxpy_chain_first_by_structure(monkeypatch):
     monkeypatch.setattr(policy, "DIRECT_CLARABEL_MAX_D", D - 1)  # past it: PIQP's
     for p in (pr, tv):
         assert policy.direct_qp_solver(p) == "PIQP" and policy.direct_qp_solver(p, time_limited=True) == "CLARABEL"
-    monkeypatch.setattr(policy, "fork_available", forks)
-    assert policy.default_chain(Problem(EST, "cls", CONSTRAINTS["subset"]())) == policy.QP_CHAIN
-    monkeypatch.setattr(policy, "QP_SMALL_D", D - 1)  # past it: the smooth QP to PIQP first, still before Newton
-    assert policy.small_user_qp(pr) and not policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN
-    assert policy.direct_qp_solver(pr, time_limited=True) == "CLARABEL"
+    monkeypatch.setattr(policy, "QP_SMALL_D", D - 1)  # without a child, under a limit: Clarabel up to it only
+    assert policy.direct_qp_solver(pr, time_limited=True) == "CLARABEL"  # smooth
     assert policy.direct_qp_solver(tv) == "PIQP" and policy.direct_qp_solver(tv, time_limited=True) is None
+    monkeypatch.setattr(policy, "fork_available", forks)
+    assert policy.direct_qp_solver(tv, time_limited=True) == "PIQP"  # in a child: a limit changes nothing
+    assert policy.default_chain(Problem(EST, "cls", CONSTRAINTS["subset"]())) == policy.QP_CHAIN
+    # past QP_SMALL_D: the smooth QP to PIQP first, still before Newton
+    assert policy.small_user_qp(pr) and not policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN
     assert not policy.small_user_qp(tv) and policy.default_chain(tv) == policy.QP_CHAIN
     monkeypatch.setattr(policy, "SMOOTH_QP_SMALL_D", D - 1)  # past that: the Newton route
     assert not policy.small_user_qp(pr) and policy.uses_sqp(pr) and policy.default_chain(pr) == policy.QP_CHAIN

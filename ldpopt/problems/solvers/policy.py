@@ -498,11 +498,16 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     quadratic plus polyhedral terms (its ``form``, :mod:`.user_forms`); one recognised as a quadratic
     plus 2-norms (its ``conic_form``): Clarabel (a second-order cone, which PIQP has not) up to
     ``NORM_DIRECT_MAX_D`` values. Each runs in a child of the worker process (:mod:`.isolate`: killed at
-    a limit, a crash ending it and not the process). PIQP at :func:`direct_qp_options`; under a time limit Clarabel (PIQP has none
-    of its own), and with polyhedral terms only up to ``QP_SMALL_D`` values (past it Clarabel's answer
-    fails ldpopt's check, as on the chain: module docstring). The chain follows where the answer does
-    not pass ldpopt's check. Where ``fork`` is missing, Clarabel in this process up to
-    ``DIRECT_CLARABEL_MAX_D`` values. Measured with PIQP in a child and Clarabel in this process
+    a limit, a crash ending it and not the process), so a time limit does not change the solver: PIQP
+    at :func:`direct_qp_options`, with or without one (PIQP has no time limit of its own; killed at the
+    limit, it leaves no point, where Clarabel's own limit would have returned its last iterate; a
+    limit as long as the solve's a few times over had cost a limited call Clarabel's slower
+    answer: grammar families at d = 10⁴, ``sum_squares(f - ft); norm(f - f0, 'inf') <= 0.001`` 142 ms
+    where plain cvxpy + PIQP took 102). The chain follows where the answer does not pass ldpopt's
+    check. Where ``fork`` is missing, Clarabel in this process up to ``DIRECT_CLARABEL_MAX_D`` values,
+    past it PIQP in this process without a limit, and under one Clarabel, with polyhedral terms only up
+    to ``QP_SMALL_D`` values (past it Clarabel's answer fails ldpopt's check, as on the chain: module
+    docstring). Measured with PIQP in a child and Clarabel in this process
     (``benchmarks/bench_offgrid.py``'s problems, whole call, CPU including the child, min of 5
     interleaved, shared 2-core machine; PIQP-DIRECT / CLARABEL-DIRECT): CLS + 1e-3·TV 6.5 / 7.7 ms at
     d = 10², 8.5 / 19.9 at 10³; pinball 5.7 / 6.5, 6.2 / 16.7, 64 / 149 at 10⁴; CLS + smoothness
@@ -520,7 +525,8 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     problem : Problem
         The problem (its objective, estimate and constraints).
     time_limited : bool, default False
-        Whether the solve has a time limit.
+        Whether the solve has a time limit (read only where ``fork`` is missing: PIQP would then run in
+        this process, without one).
 
     Returns
     -------
@@ -546,14 +552,14 @@ def direct_qp_solver(problem, time_limited: bool = False) -> str | None:
     if getattr(problem.objective, "conic_form", None) is not None:  # 2-norms: Clarabel (cones), measured
         return "CLARABEL" if problem.estimate.d <= NORM_DIRECT_MAX_D else None
     if builtin_quadratic(problem) is not None:  # cls where the structured route did not apply (a user's rows)
-        if problem.estimate.d > SMOOTH_QP_SMALL_D or not fork_available() or time_limited:
+        if problem.estimate.d > SMOOTH_QP_SMALL_D or not fork_available():
             return None
         return "PIQP"
     form = getattr(problem.objective, "form", None)
     large = problem.estimate.d > SMOOTH_QP_SMALL_D and not _polyhedral(form)
     if not qp_form(form) or large or _low_rank(problem) or not _user_qp(problem):
         return None
-    if not time_limited and fork_available():
+    if fork_available():  # in a child, killed at a limit
         return "PIQP"
     if problem.estimate.d <= DIRECT_CLARABEL_MAX_D:
         return "CLARABEL"
@@ -579,7 +585,21 @@ def direct_qp_scale(problem, solver: str) -> float | None:
     """The variable the direct QP route hands PIQP, x = f/s: s = 1 (f itself, J over its mean
     curvature) where every polyhedral term of the recognised objective couples values (each row of
     its A has two or more entries: total variation, a max of differences) and there is no Huber
-    term; else None (``Problem.scale``, the interior-point route's, as for every other QP). Measured
+    term; else 1/d where ``Problem.scale`` is σ > 1/d, the mean frequency (small n or ε, or estimates
+    far below 0); else None (``Problem.scale``, the interior-point route's, as for every other QP).
+
+    With s = σ ≫ 1/d the values of x = f/σ lie far below PIQP's absolute tolerances' unit: measured on
+    the grammar's families that take PIQP's direct route with σ > 1/d (``tests/problem_strategies.py``,
+    seeds 1000–1299 at d = 10², 4000–4299 at 10³, 5000–5149 at 10⁴; 43 families, the least CPU of two
+    calls each, children included), s = σ left `sum_squares(f - ft) + 0.01*sum_squares(diff(f[2::3]))`
+    (σ = 6,325, d = 10⁴) `inaccurate` after 278 ms (PIQP's duality gap 2.8e-4 relative), which s = 1/d
+    answers `optimal` in 43 ms; `sum_squares(f - ft) + 0.1*max(f)` (10³) 124 → 12 ms, one attempt
+    where four ran; `sum_squares(f - ft) + norm_inf(f)` (10⁴) `optimal_unverified` → `optimal`; the other 40
+    the same status, their CPU within the noise. On CLS with a tenth of the estimates at −10², −10⁴
+    or −10⁵ (d = 30–1,000, 80 draws each, one call each): with a smoothness term x = f/σ left 12
+    `inaccurate` and x = f·d none, with 0.1·max(f) 74 short of `optimal` against none
+    (``tests/test_direct_qp.py``: PIQP can still stop at its iteration limit in x = f·d, rarely).
+    Measured
     (PIQP in this process, ``bench_offgrid.py``'s problems, iterations and CPU, scale / 1): CLS +
     1e-3·TV 33 / 31 iterations, 2.68 / 1.75 s at d = 10⁵, 18 / 22 and 109 / 94 ms at 10⁴, 12 / 14 and
     6.3 / 5.8 ms at 10³; CLS + 1e-1·TV 26 / 19, 14.1 / 7.6 ms; CLS + 1e-2·TV 17 / 17, 9.4 / 6.9 ms
@@ -592,7 +612,7 @@ def direct_qp_scale(problem, solver: str) -> float | None:
     problem : Problem
         The problem (its objective's ``form``).
     solver : str
-        The direct route's solver (only ``"PIQP"`` gets s = 1).
+        The direct route's solver (only ``"PIQP"`` gets a unit of its own).
 
     Returns
     -------
@@ -610,14 +630,19 @@ def direct_qp_scale(problem, solver: str) -> float | None:
     >>> direct_qp_scale(ldpopt.Problem(est, tv), "PIQP"), direct_qp_scale(ldpopt.Problem(est, l1), "PIQP")
     (1.0, None)
     """
-    form = getattr(problem.objective, "form", None)
-    if solver != "PIQP" or not _polyhedral(form):
+    if solver != "PIQP":
         return None
-    for _, _, A, _ in getattr(form, "kinks", ()):
-        counts = np.diff(sp.csr_array(A).indptr)
-        if counts.size == 0 or int(counts.min()) < 2:
-            return None
-    return 1.0
+    form = getattr(problem.objective, "form", None)
+    if _polyhedral(form) and all(_couples(A) for _, _, A, _ in form.kinks):
+        return 1.0
+    mean = 1.0 / problem.estimate.d
+    return mean if problem.scale > mean else None
+
+
+def _couples(A) -> bool:
+    """Whether every row of A has two or more entries (:func:`direct_qp_scale`)."""
+    counts = np.diff(sp.csr_array(A).indptr)
+    return bool(counts.size) and int(counts.min()) >= 2
 
 
 def installed_solvers() -> list[str]:
