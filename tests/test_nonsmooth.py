@@ -178,7 +178,8 @@ def test_the_checks_early_stop_of_the_kink_certificate_keeps_its_verdict(d, lam,
     """The check stops the kink certificate at its first (solver-multiplier) certificate when that
     bound is already within ``accuracy_tol``: on generated problems and points moved off the
     optimum, it passes wherever the full one passes, differs from it only where it passes, and
-    its bound is never below the distance to the optimum (Clarabel at 1e-13, ~1e-10 off: the slack)."""
+    its bound is never below the distance to the optimum (Clarabel at 1e-13, or PIQP where Clarabel
+    falls short, ~1e-10 off: the slack)."""
     from ldpopt import Estimate
     from ldpopt.problems.check.certificate import kink_certificate
 
@@ -206,9 +207,20 @@ def test_the_checks_early_stop_of_the_kink_certificate_keeps_its_verdict(d, lam,
     if quick.distance_linf != full.distance_linf:
         assert quick.distance_linf <= accuracy_tol(d)
     x = cp.Variable(d)
-    cp.Problem(cp.Minimize(func(x, est)), [x >= 0, cp.sum(x) == 1]).solve(
-        solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13)
+    assert _tight_referee(cp.Problem(cp.Minimize(func(x, est)), [x >= 0, cp.sum(x) == 1])) == "optimal"
     assert quick.distance_linf >= np.max(np.abs(g - x.value)) - 1e-9
+
+
+def _tight_referee(prob) -> str:
+    """``prob`` solved by Clarabel at 1e-13, or by PIQP as tight where Clarabel falls short of it
+    (``optimal_inaccurate``: seen at d = 28 and 37 on these TV problems, its point 4e-5 and 8e-6 from
+    PIQP's with an objective 1e-9 above it); the status."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prob.solve(solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13)
+        if prob.status != "optimal":
+            prob.solve(solver="PIQP", eps_abs=1e-13, eps_rel=1e-13)
+    return prob.status
 
 
 @settings(max_examples=examples(30), deadline=None)
@@ -287,7 +299,8 @@ def test_the_kink_certificate_with_given_multipliers_and_moved_onto_kinks_never_
     solver's or any others (perturbed, out of their box: the certificate clips them), and f moved onto
     its kinks (:func:`_onto_kinks`) on generated TV problems with ties and flat runs (a piecewise
     constant estimate, a zero tail): the bound is never below the distance to the optimum
-    (Clarabel at 1e-13, ~1e-10 off: the slack), with the check's early stop or without it."""
+    (Clarabel at 1e-13, or PIQP where Clarabel falls short, ~1e-10 off: the slack), with the check's
+    early stop or without it."""
     from ldpopt.problems.check.certificate import KINK_DUALS, _onto_kinks, kink_certificate
 
     rng = np.random.default_rng(seed)
@@ -297,8 +310,7 @@ def test_the_kink_certificate_with_given_multipliers_and_moved_onto_kinks_never_
         warnings.simplefilter("ignore")
         sol = pr.solve()
     x = cp.Variable(d)
-    cp.Problem(cp.Minimize(func(x, est)), [x >= 0, cp.sum(x) == 1]).solve(
-        solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13)
+    assert _tight_referee(cp.Problem(cp.Minimize(func(x, est)), [x >= 0, cp.sum(x) == 1])) == "optimal"
     duals = dict(sol.duals)
     q = duals.get(KINK_DUALS)
     if q is None:  # a route that hands none: the solver's sign pattern, as a start
