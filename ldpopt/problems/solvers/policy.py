@@ -633,7 +633,7 @@ def direct_qp_scale(problem, solver: str) -> float | None:
     if solver != "PIQP":
         return None
     form = getattr(problem.objective, "form", None)
-    if _polyhedral(form) and all(_couples(A) for _, _, A, _ in form.kinks):
+    if _polyhedral(form) and all(_couples(A) for _, _, A, _ in getattr(form, "kinks", ())):
         return 1.0
     mean = 1.0 / problem.estimate.d
     return mean if problem.scale > mean else None
