@@ -73,7 +73,6 @@ class StallWatch:
         self.stop, self.retry = stop, retry
         self.best: list[float] = []
         self.stopped_at: int | None = None
-        self.last: dict | None = None
         self.retry_met_at: int | None = None
         self.recent: list[dict] = []
 
@@ -104,8 +103,12 @@ class StallWatch:
         if not (self.stop and stalled(self.best, m)):
             return False
         self.stopped_at = int(info.iterations)
-        self.last = self.recent[-1]
         return True
+
+    @property
+    def last(self) -> dict | None:
+        """The entry of ``recent`` for the iteration the watch stopped at (None: it did not stop)."""
+        return self.recent[-1] if self.stopped_at is not None else None
 
 
 def stopped_status(last: dict, settings) -> str:
