@@ -240,6 +240,13 @@ ROWS: tuple[Row | Span, ...] = (
            f"python benchmarks/bench_random_families.py --n 100 --d {d} --rounds {r} --seed {seed}")
       for d, name, r, seed in ((100, "random_families_d100", 2, 1000), (1000, "random_families_d1000", 1, 4000),
                                (10_000, "random_families_d10000", 1, 5000))),
+    # -- cvxpy's compilation for Clarabel with ldpopt's conic data (the same arrays, bit for bit)
+    *(Span(f"cvxpy's compilation for Clarabel (`get_problem_data`) of grammar families, d = {d:,}: ldpopt's "
+           "`CompiledProblem` (Clarabel's data written without the restructuring product)", "conic_format.json",
+           ("sizes", str(d), "rows"), {"identical": True}, "compile_ldpopt", "compile_cvxpy",
+           "cvxpy.Problem, the same objective and constraints", ("seed",),
+           "python benchmarks/bench_conic_format.py")
+      for d in (100, 1000, 10_000)),
     # -- closed forms and solvers
     Row("Norm-Sub (closed form of CLS on the simplex), d = 42,178", "solvers.json",
         Pick(("rows", {"d": 42178, "objective": "cls", "solver": "CLARABEL"}, "closed_cpu")),

@@ -32,6 +32,7 @@ from .progress import SolveContext, backstop, bounded, check_time_limit
 from .solution import Solution, _attempt
 from .solvers import routes
 from .solvers.attempts import STRUCTURED
+from .solvers.conic_format import CompiledProblem
 from .solvers.isolate import fork_available
 from .solvers.policy import DEFAULT_SOLVER_OPTIONS
 from .solvers.user_forms import LiveRoute, domain_constraint, missing_parameter, route_objective
@@ -264,7 +265,8 @@ class Problem:
                 named[name] = con
                 owners[name] = (c, j)  # whose numpy ``residuals()[j]`` checks it
         _refuse_foreign_data(x, built, named)
-        prob = cp.Problem(cp.Minimize(built.expr), list(built.constraints) + list(named.values()))
+        # cvxpy's Problem, Clarabel's data written without cvxpy's restructuring product (.conic_format)
+        prob = CompiledProblem(cp.Minimize(built.expr), list(built.constraints) + list(named.values()))
         if not prob.is_dcp():
             raise ValueError(f"objective {self.objective.name!r} with these constraints is not a convex (DCP) "
                              "problem: the objective must be convex and the constraints DCP")
@@ -310,16 +312,19 @@ class Problem:
 
     @property
     def cvxpy_problem(self):
-        """The compiled ``cvxpy.Problem`` (objective and named constraints); built on first access.
+        """The compiled ``cvxpy.Problem`` (objective and named constraints); built on first access. A
+        :class:`~.solvers.conic_format.CompiledProblem`: cvxpy's own, its chain's Clarabel data written
+        without cvxpy's restructuring product (the same arrays, bit for bit).
 
         Examples
         --------
+        >>> import cvxpy as cp
         >>> import numpy as np
         >>> import ldpopt
         >>> est = ldpopt.oracles.get("grr", 1.0, 4).estimate(np.array([46_000, 30_000, 15_000, 9_000]), 100_000)
         >>> prob = ldpopt.Problem(est).cvxpy_problem
-        >>> type(prob).__name__, prob.is_dcp()
-        ('Problem', True)
+        >>> isinstance(prob, cp.Problem), prob.is_dcp()
+        (True, True)
         """
         return self._built()[2]
 

@@ -27,7 +27,8 @@ __all__ = ["Crashed", "Raised", "TimedOut", "call", "clean", "forks_directly", "
 #: imports are lost with it: ldpopt's, for a function it is sent by reference, cost 0.26 s a child);
 #: a module that is not installed is skipped. None of them starts a thread.
 PRELOAD = ("numpy", "scipy.sparse", "scipy.optimize", "cvxpy", "clarabel", "piqp", "osqp", "scs", "highspy",
-           "ldpopt.problems.solvers.isolate", "ldpopt.problems.solvers.direct_qp", "ldpopt.problems.constraints.farkas")
+           "ldpopt.problems.solvers.isolate", "ldpopt.problems.solvers.direct_qp",
+           "ldpopt.problems.solvers.conic_format", "ldpopt.problems.constraints.farkas")
 #: calls one child of the server serves before it exits (a new one is forked): a bound on what a
 #: solver may keep in it between calls
 CHILD_CALLS = 1000
