@@ -1,4 +1,4 @@
-"""Dense linear algebra on small matrices with one BLAS thread.
+"""BLAS threads for ldpopt's own numerical work: one, except in dense systems large enough to use more.
 
 Notes: docs/notes/devices.md, "ldpopt._blas"."""
 
@@ -14,11 +14,14 @@ __all__ = ["SMALL", "one_thread"]
 #: 2,000 × 2,000 system in ~0.1 s, where threads pay back, if at all, only on an idle machine)
 SMALL = 2000
 
-#: the one-thread limit in force (threadpoolctl's limiter, the libraries' own thread counts before
-#: it) and how many blocks, in any thread, are inside it: the first sets it, the last lifts it
+#: the state of the process's BLAS threads, counted across threads: ``_depth`` blocks want one thread,
+#: ``_lifted`` blocks (large dense systems) want the libraries' own counts, and the one-thread limit
+#: (threadpoolctl's limiter, holding the libraries' own counts to restore) is in force while some
+#: block wants it and none is lifted (:func:`_sync`)
 _LOCK = threading.Lock()
-_held: list = []
+_limiter: list = []
 _depth = 0
+_lifted = 0
 
 
 @lru_cache(maxsize=1)
@@ -41,35 +44,69 @@ def _released() -> None:
         clear(force=True)
 
 
+def _sync(ctl) -> None:
+    """The one-thread limit set or lifted to match the blocks inside (under ``_LOCK``)."""
+    want = _depth > 0 and _lifted == 0
+    if want and not _limiter:
+        _released()
+        _limiter.append(ctl.limit(limits=1, user_api="blas"))
+        _released()
+    elif not want and _limiter:
+        _released()
+        _limiter.pop().restore_original_limits()
+        _released()
+
+
 @contextlib.contextmanager
-def _limited(ctl):
-    """One BLAS thread for the block, counted across threads: the libraries' thread counts are read
-    and set to 1 by the first block to enter and restored by the last to leave, so two blocks that
-    overlap in two threads never leave the process at one thread (a limit per block would: the
-    second reads the first's 1 as the count to restore)."""
-    global _depth
+def _counted(ctl, lift: bool):
+    """A block counted across threads: a one-thread block (``lift`` False) or a large dense system's
+    (``lift`` True). The first one-thread block to enter reads the libraries' thread counts and sets
+    them to 1; a lifted block restores them while it runs; the last block to leave leaves them as
+    they were. A limit per block would not do: two blocks that overlap in two threads would leave the
+    process at one thread for good (the second reads the first's 1 as the count to restore)."""
+    global _depth, _lifted
     with _LOCK:
-        if _depth == 0:
-            _released()
-            _held.append(ctl.limit(limits=1, user_api="blas"))
-            _released()
-        _depth += 1
+        if lift:
+            _lifted += 1
+        else:
+            _depth += 1
+        _sync(ctl)
     try:
         yield
     finally:
         with _LOCK:
-            _depth -= 1
-            if _depth == 0:
-                _released()
-                _held.pop().restore_original_limits()
-                _released()
+            if lift:
+                _lifted -= 1
+            else:
+                _depth -= 1
+            _sync(ctl)
 
 
-def one_thread(n: int):
-    """A context manager that runs its block with one BLAS thread when ``n`` (the system's size) is at
-    most :data:`SMALL`, and leaves the threading alone otherwise. Blocks may nest and overlap in
-    several threads: the limit holds while any of them runs and the libraries' own thread counts come
-    back when the last one ends. The limit is the process's (BLAS keeps one thread count): another
-    thread's BLAS call runs on one thread meanwhile."""
-    ctl = _controller() if n <= SMALL else None
-    return _limited(ctl) if ctl is not None else contextlib.nullcontext()
+def one_thread(n: int | None = None):
+    """A context manager for BLAS threads in its block.
+
+    ``n`` None (ldpopt's own work, whatever its size: vector products, sparse algebra, small dense
+    systems): one BLAS thread. A threaded BLAS call gains nothing on vectors (memory-bound), and
+    OpenBLAS's threads then wait by spinning: one dot product of two 10⁵-vectors cost 104 ms of CPU
+    for 0.3 ms of wall clock on this project's 2-core machine (docs/notes/devices.md).
+
+    ``n`` the rows of a dense system: one thread up to :data:`SMALL`; past it the libraries' own
+    thread counts, even inside an enclosing one-thread block (where threads can pay back).
+
+    Blocks may nest and overlap in several threads: the state holds while any of them runs and the
+    libraries' own counts come back when the last one ends. The limit is the process's (BLAS keeps
+    one thread count): another thread's BLAS call runs on one thread meanwhile. Without
+    threadpoolctl, nothing changes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ldpopt._blas import one_thread
+    >>> with one_thread():
+    ...     float(np.ones(3) @ np.ones(3))
+    3.0
+    """
+    ctl = _controller()
+    if ctl is None:
+        return contextlib.nullcontext()
+    return _counted(ctl, lift=n is not None and n > SMALL)

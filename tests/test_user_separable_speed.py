@@ -79,6 +79,59 @@ def test_one_thread_limits_blas_and_restores():
     with _blas.one_thread(_blas.SMALL + 1):     # large systems keep the library's threading
         big = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
     assert big == before
+    with _blas.one_thread():                    # no size: ldpopt's own work, one thread at any size
+        own = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    assert own == [1] * len(blas)
+
+
+def test_a_large_dense_system_takes_the_libraries_threads_inside_a_one_thread_block():
+    """Inside ldpopt's one-thread block a dense system past SMALL rows runs with the libraries' own
+    thread counts, the limit back when it ends, nested or overlapping with another thread's block."""
+    import threading
+
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def counts():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+    before = counts()
+    if not before:
+        pytest.skip("no BLAS library found by threadpoolctl")
+    one = [1] * len(before)
+    with _blas.one_thread():
+        assert counts() == one
+        with _blas.one_thread(_blas.SMALL + 1):
+            assert counts() == before
+            with _blas.one_thread(10):             # a small system inside the large one: still lifted
+                assert counts() == before
+        assert counts() == one
+    assert counts() == before
+    # A holds one thread; B's large system lifts it while it runs; A leaves first: B's block ends
+    # with the libraries' counts, not A's 1
+    a_in, b_in, a_out = (threading.Event() for _ in range(3))
+    seen: dict = {}
+
+    def a():
+        with _blas.one_thread():
+            a_in.set()
+            b_in.wait(10)
+            seen["a while b lifts"] = counts()
+        a_out.set()
+
+    def b():
+        a_in.wait(10)
+        with _blas.one_thread(_blas.SMALL + 1):
+            b_in.set()
+            a_out.wait(10)
+            seen["b after a left"] = counts()
+
+    ta, tb = threading.Thread(target=a), threading.Thread(target=b)
+    ta.start()
+    tb.start()
+    ta.join(10)
+    tb.join(10)
+    assert seen == {"a while b lifts": before, "b after a left": before}
+    assert counts() == before
 
 
 def test_one_thread_blocks_overlapping_in_two_threads_restore_the_libraries_once():
@@ -125,9 +178,11 @@ def test_one_thread_blocks_overlapping_in_two_threads_restore_the_libraries_once
     assert counts() == before
 
 
-def test_a_solve_runs_on_one_blas_thread_up_to_small(monkeypatch):
-    """Problem.solve at d <= SMALL runs with one BLAS thread (read inside the solve, where the exact
-    pre-check starts) and leaves the libraries' counts as they were; above SMALL it leaves them."""
+def test_construction_and_solve_run_on_one_blas_thread_at_every_d(monkeypatch):
+    """Problem(...) and Problem.solve run with one BLAS thread at any d (read inside the user's
+    callable, which recognition calls during construction, and inside the solve, where the exact
+    pre-check starts), and leave the libraries' counts as they were. Past SMALL too: one threaded dot
+    product of two 10⁵-vectors leaves OpenBLAS's threads spinning for ~0.1 s of CPU."""
     import cvxpy as cp
 
     from ldpopt.problems import Problem, Simplex
@@ -141,19 +196,27 @@ def test_a_solve_runs_on_one_blas_thread_up_to_small(monkeypatch):
     before = counts()
     if not before or max(before) == 1:
         pytest.skip("no multi-threaded BLAS library to limit here")
-    seen = []
+    seen: list = []
+    built: list = []
     pre = routes.pre_checked
 
     def watched(problem, ctx):
         seen.append(counts())
         return pre(problem, ctx)
 
+    def objective(f, e):
+        built.append(counts())
+        return cp.sum_squares(f - e.f_tilde) + cp.norm1(f - 1.0 / e.d)
+
     monkeypatch.setattr(routes, "pre_checked", watched)
-    objective = lambda f, e: cp.sum_squares(f - e.f_tilde) + cp.norm1(f - 1.0 / e.d)  # noqa: E731
     for d in (40, _blas.SMALL + 1):
-        Problem(_estimate(d, seed=3), objective, [Simplex()]).solve(progress=False)
+        p = Problem(_estimate(d, seed=3), objective, [Simplex()])
         assert counts() == before
-    assert seen == [[1] * len(before), before]
+        p.solve(progress=False)
+        assert counts() == before
+    one = [1] * len(before)
+    assert seen == [one, one]
+    assert built and all(c == one for c in built)
 
 
 @pytest.mark.parametrize("prior_kind", ["uniform", "per value"])

@@ -177,6 +177,10 @@ class Problem:
 
     def __init__(self, estimate, objective="cls", constraints=None, *, mean=None, variance=None,
                  scale: float | None = None):
+        with one_thread():  # recognition, the multiplier, the build: one BLAS thread at any d (.._blas)
+            self._construct(estimate, objective, constraints, mean, variance, scale)
+
+    def _construct(self, estimate, objective, constraints, mean, variance, scale) -> None:
         check_estimate(estimate)
         self.estimate = estimate
         self.objective: Objective = make_objective(objective, mean=mean, variance=variance)
@@ -198,7 +202,7 @@ class Problem:
                 raise
         if constraints is not None:  # one warning, pointing at the caller's line
             from .constraints.base import warn_if_simplex_dropped
-            warn_if_simplex_dropped(cons, stacklevel=3)
+            warn_if_simplex_dropped(cons, stacklevel=4)  # Problem(...) → _construct → here
         if (domain := domain_constraint(self.objective, cons)) is not None:
             cons = cons + [domain]  # the objective's implicit domain, explicit for ldpopt's own routes
         self.constraints = cons
@@ -658,11 +662,12 @@ class Problem:
 
     def _guarded(self, ctx: SolveContext, solver) -> Solution:
         """:meth:`_solve` with ``ctx`` the thread's active context, any library exception escaping
-        it one ``"solver_error"`` Solution. Up to d = :data:`ldpopt._blas.SMALL` the solve runs on one
-        BLAS thread (:func:`ldpopt._blas.one_thread`): nothing in it is a product large enough to gain
-        from threads there, and a threaded one leaves OpenBLAS's helper threads spinning after it
-        (measured: docs/notes/problems.md, "ldpopt.problems")."""
-        with ctx.active(), one_thread(self.estimate.d):
+        it one ``"solver_error"`` Solution. The solve runs on one BLAS thread at any d
+        (:func:`ldpopt._blas.one_thread`; a dense system past :data:`ldpopt._blas.SMALL` rows takes the
+        libraries' threads inside it): its products are vectors and small systems, which gain nothing
+        from threads, and a threaded one leaves OpenBLAS's helper threads spinning after it (measured:
+        docs/notes/problems.md, "ldpopt.problems"; docs/notes/devices.md, "ldpopt._blas")."""
+        with ctx.active(), one_thread():
             try:
                 return self._solve(ctx, solver)
             except Exception as exc:
