@@ -72,9 +72,11 @@ def _vector_estimate(est: MarginalEstimates) -> Estimate:
 
 
 def _scale(est: MarginalEstimates) -> float:
-    """The solver's unit, as :func:`ldpopt.problems.objectives.base.default_scale` = max(σ, 1/d) with σ the
+    """The solver's unit, :func:`ldpopt.problems.objectives.base.unit` (as ``default_scale``) of σ the
     root-mean of the marginals' σ_i² (Eq. 7) and d the vector's length."""
-    return max(float(np.sqrt(np.mean(est.sigma2))), 1.0 / est.marginals.size)
+    from ..problems.objectives.base import unit
+
+    return unit(float(np.sqrt(np.mean(est.sigma2))), est.marginals.size)
 
 
 def consistency_problem(est: MarginalEstimates, objective: str = "cls") -> Problem:

@@ -141,7 +141,7 @@ class Problem:
     mean, variance : array_like, optional
         For ``objective="posterior"`` only.
     scale : float, optional
-        The solver's variable is x = f/scale; default :func:`default_scale` = max(σ of Eq. 7, 1/d)
+        The solver's variable is x = f/scale; default :func:`default_scale` = min(max(σ of Eq. 7, 1/d), 1)
         (1 for the naive objective).
 
     Attributes
