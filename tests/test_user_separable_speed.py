@@ -66,6 +66,12 @@ def test_cls_kl_past_the_screening_size_matches_the_reference():
     assert np.max(np.abs(sol.f - ref)) <= max(sol.checks.error_bound, 1e-14) + 1e-15
 
 
+def _blas_counts() -> list:
+    """The BLAS libraries' thread counts, as threadpoolctl reads them (the test skipped without it)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+
 def test_one_thread_limits_blas_and_restores():
     threadpoolctl = pytest.importorskip("threadpoolctl")
     blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
@@ -89,10 +95,7 @@ def test_a_large_dense_system_takes_the_libraries_threads_inside_a_one_thread_bl
     thread counts, the limit back when it ends, nested or overlapping with another thread's block."""
     import threading
 
-    threadpoolctl = pytest.importorskip("threadpoolctl")
-
-    def counts():
-        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    counts = _blas_counts
 
     before = counts()
     if not before:
@@ -140,10 +143,7 @@ def test_one_thread_blocks_overlapping_in_two_threads_restore_the_libraries_once
     read A's 1 as the count to restore)."""
     import threading
 
-    threadpoolctl = pytest.importorskip("threadpoolctl")
-
-    def counts():
-        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    counts = _blas_counts
 
     before = counts()
     if not before:
@@ -188,10 +188,7 @@ def test_construction_and_solve_run_on_one_blas_thread_at_every_d(monkeypatch):
     from ldpopt.problems import Problem, Simplex
     from ldpopt.problems.solvers import routes
 
-    threadpoolctl = pytest.importorskip("threadpoolctl")
-
-    def counts():
-        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    counts = _blas_counts
 
     before = counts()
     if not before or max(before) == 1:
