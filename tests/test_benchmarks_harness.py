@@ -168,39 +168,57 @@ def test_the_cpu_clock_counts_a_child_process_the_process_clock_misses(mods):
         child.wait()
 
 
-def test_the_cpu_clock_reads_a_live_child_to_better_than_a_clock_tick(mods):
+# The measurement of the test below, run in a fresh interpreter whose only descendant is the burning
+# child. A pytest worker may have other live descendants (a JVM started by the Spark tests, ldpopt's
+# solver worker), whose own CPU in the window the clock rightly counts: run inside a worker on CI,
+# the reading once came 3.7 ms over what the child burnt.
+_LIVE_CHILD_READING = """
+import subprocess, sys, time
+sys.path.insert(0, sys.argv[1])
+import _harness as H
+import psutil  # noqa: F401  (imported inside the first reading, that try read 6 ms under)
+code = ("import sys, time\\nprint(time.process_time(), flush=True)\\nsys.stdin.readline()\\n"
+        "t = time.process_time()\\nwhile time.process_time() - t < 0.015: pass\\n"
+        "print(time.process_time(), flush=True)\\ntime.sleep(30)\\n")
+for _ in range(3):
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        before = float(child.stdout.readline())
+        time.sleep(0.5)
+        p0 = time.process_time()
+        c0 = H.cpu_clock()
+        child.stdin.write("go\\n")
+        child.stdin.flush()
+        burnt = float(child.stdout.readline()) - before
+        p1 = time.process_time()
+        print(repr(((H.cpu_clock() - c0) - (p1 - p0), burnt)), flush=True)
+    finally:
+        child.kill()
+        child.wait()
+"""
+
+
+def test_the_cpu_clock_reads_a_live_child_to_better_than_a_clock_tick():
     """A live child's CPU read to the nanosecond, not in /proc's ticks of 10 ms: 15 ms burnt by a
     running child (what a 2 ms solve in ldpopt's worker's child is, at 10 ms a tick: 0 or 10 ms)
     read within 2 ms of what the child's own clock says it burnt from blocking for the go to its
-    answer (its wake-up included: ~3 ms on a slow machine). This process's clock is read just before
-    each reading, as ``cpu_clock`` reads it first: read after, the first walk's own cost (psutil's
-    first look at a new child, ~8 ms there) would count as the child's."""
+    answer (its wake-up included: ~3 ms on a slow machine), in one of three tries (ticks, 10 or 20 ms,
+    would miss by 3 ms or more in every one). This process's clock is read just before each reading, as
+    ``cpu_clock`` reads it first: read after, the first walk's own cost (psutil's first look at a new
+    child, ~8 ms there) would count as the child's. The reading is the children's part of the clock
+    (``cpu_clock``'s difference less this process's own)."""
+    import ast as _ast
     import subprocess
     import sys
-    import time
 
     pytest.importorskip("psutil")
     if not sys.platform.startswith("linux"):
         pytest.skip("the process CPU clock of another process is Linux's")
-    _, _, H = mods
-    code = ("import sys, time\nprint(time.process_time(), flush=True)\nsys.stdin.readline()\n"
-            "t = time.process_time()\nwhile time.process_time() - t < 0.015: pass\n"
-            "print(time.process_time(), flush=True)\ntime.sleep(30)\n")
-    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        before = float(child.stdout.readline())  # the child's clock as it blocks for the go
-        time.sleep(0.5)
-        p0 = time.process_time()
-        c0 = H.cpu_clock()
-        child.stdin.write("go\n")
-        child.stdin.flush()
-        burnt = float(child.stdout.readline()) - before
-        p1 = time.process_time()
-        read = (H.cpu_clock() - c0) - (p1 - p0)  # the children's part of the reading
-        assert burnt >= 0.015 and abs(read - burnt) < 0.002, (read, burnt)
-    finally:
-        child.kill()
-        child.wait()
+    out = subprocess.run([sys.executable, "-c", _LIVE_CHILD_READING, str(BENCH)], capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    tries = [_ast.literal_eval(line) for line in out.splitlines()]
+    assert len(tries) == 3 and all(burnt >= 0.015 for _, burnt in tries), tries
+    assert min(abs(read - burnt) for read, burnt in tries) < 0.002, tries
 
 
 def test_the_cpu_clock_keeps_a_grandchild_reaped_by_a_live_child(mods):
