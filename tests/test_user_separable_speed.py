@@ -73,21 +73,18 @@ def _blas_counts() -> list:
 
 
 def test_one_thread_limits_blas_and_restores():
-    threadpoolctl = pytest.importorskip("threadpoolctl")
-    blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
-    if not blas:
+    before = _blas_counts()
+    if not before:
         pytest.skip("no BLAS library found by threadpoolctl")
-    before = [i["num_threads"] for i in blas]
     with _blas.one_thread(100):
-        inside = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
-    after = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
-    assert inside == [1] * len(blas) and after == before
+        inside = _blas_counts()
+    assert inside == [1] * len(before) and _blas_counts() == before
     with _blas.one_thread(_blas.SMALL + 1):     # large systems keep the library's threading
-        big = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+        big = _blas_counts()
     assert big == before
     with _blas.one_thread():                    # no size: ldpopt's own work, one thread at any size
-        own = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
-    assert own == [1] * len(blas)
+        own = _blas_counts()
+    assert own == [1] * len(before)
 
 
 def test_a_large_dense_system_takes_the_libraries_threads_inside_a_one_thread_block():
@@ -95,20 +92,18 @@ def test_a_large_dense_system_takes_the_libraries_threads_inside_a_one_thread_bl
     thread counts, the limit back when it ends, nested or overlapping with another thread's block."""
     import threading
 
-    counts = _blas_counts
-
-    before = counts()
+    before = _blas_counts()
     if not before:
         pytest.skip("no BLAS library found by threadpoolctl")
     one = [1] * len(before)
     with _blas.one_thread():
-        assert counts() == one
+        assert _blas_counts() == one
         with _blas.one_thread(_blas.SMALL + 1):
-            assert counts() == before
+            assert _blas_counts() == before
             with _blas.one_thread(10):             # a small system inside the large one: still lifted
-                assert counts() == before
-        assert counts() == one
-    assert counts() == before
+                assert _blas_counts() == before
+        assert _blas_counts() == one
+    assert _blas_counts() == before
     # A holds one thread; B's large system lifts it while it runs; A leaves first: B's block ends
     # with the libraries' counts, not A's 1
     a_in, b_in, a_out = (threading.Event() for _ in range(3))
@@ -118,7 +113,7 @@ def test_a_large_dense_system_takes_the_libraries_threads_inside_a_one_thread_bl
         with _blas.one_thread():
             a_in.set()
             b_in.wait(10)
-            seen["a while b lifts"] = counts()
+            seen["a while b lifts"] = _blas_counts()
         a_out.set()
 
     def b():
@@ -126,7 +121,7 @@ def test_a_large_dense_system_takes_the_libraries_threads_inside_a_one_thread_bl
         with _blas.one_thread(_blas.SMALL + 1):
             b_in.set()
             a_out.wait(10)
-            seen["b after a left"] = counts()
+            seen["b after a left"] = _blas_counts()
 
     ta, tb = threading.Thread(target=a), threading.Thread(target=b)
     ta.start()
@@ -134,7 +129,7 @@ def test_a_large_dense_system_takes_the_libraries_threads_inside_a_one_thread_bl
     ta.join(10)
     tb.join(10)
     assert seen == {"a while b lifts": before, "b after a left": before}
-    assert counts() == before
+    assert _blas_counts() == before
 
 
 def test_one_thread_blocks_overlapping_in_two_threads_restore_the_libraries_once():
@@ -143,9 +138,7 @@ def test_one_thread_blocks_overlapping_in_two_threads_restore_the_libraries_once
     read A's 1 as the count to restore)."""
     import threading
 
-    counts = _blas_counts
-
-    before = counts()
+    before = _blas_counts()
     if not before:
         pytest.skip("no BLAS library found by threadpoolctl")
     a_in, b_in, a_out, b_may_leave = (threading.Event() for _ in range(4))
@@ -162,7 +155,7 @@ def test_one_thread_blocks_overlapping_in_two_threads_restore_the_libraries_once
         with _blas.one_thread(10):
             b_in.set()
             a_out.wait(10)
-            seen["b after a left"] = counts()
+            seen["b after a left"] = _blas_counts()
             b_may_leave.wait(10)
 
     ta, tb = threading.Thread(target=a), threading.Thread(target=b)
@@ -172,10 +165,10 @@ def test_one_thread_blocks_overlapping_in_two_threads_restore_the_libraries_once
     b_may_leave.set()
     tb.join(10)
     assert seen["b after a left"] == [1] * len(before)
-    assert counts() == before
+    assert _blas_counts() == before
     with _blas.one_thread(10), _blas.one_thread(10):  # nested in one thread
-        assert counts() == [1] * len(before)
-    assert counts() == before
+        assert _blas_counts() == [1] * len(before)
+    assert _blas_counts() == before
 
 
 def test_construction_and_solve_run_on_one_blas_thread_at_every_d(monkeypatch):
@@ -188,9 +181,7 @@ def test_construction_and_solve_run_on_one_blas_thread_at_every_d(monkeypatch):
     from ldpopt.problems import Problem, Simplex
     from ldpopt.problems.solvers import routes
 
-    counts = _blas_counts
-
-    before = counts()
+    before = _blas_counts()
     if not before or max(before) == 1:
         pytest.skip("no multi-threaded BLAS library to limit here")
     seen: list = []
@@ -198,19 +189,19 @@ def test_construction_and_solve_run_on_one_blas_thread_at_every_d(monkeypatch):
     pre = routes.pre_checked
 
     def watched(problem, ctx):
-        seen.append(counts())
+        seen.append(_blas_counts())
         return pre(problem, ctx)
 
     def objective(f, e):
-        built.append(counts())
+        built.append(_blas_counts())
         return cp.sum_squares(f - e.f_tilde) + cp.norm1(f - 1.0 / e.d)
 
     monkeypatch.setattr(routes, "pre_checked", watched)
     for d in (40, _blas.SMALL + 1):
         p = Problem(_estimate(d, seed=3), objective, [Simplex()])
-        assert counts() == before
+        assert _blas_counts() == before
         p.solve(progress=False)
-        assert counts() == before
+        assert _blas_counts() == before
     one = [1] * len(before)
     assert seen == [one, one]
     assert built and all(c == one for c in built)
