@@ -1,9 +1,12 @@
 """Calls of the solver worker back to back, as a solve makes them (a chain's attempts, the phase one,
 the exact steps one after another): one ``worker.call(len, (data,))`` with Clarabel's compiled data
-of CLS on the simplex + one user row at d = 100, 1,000, 10⁴, repeated with no pause between calls and
+of CLS on the simplex + one sparse and five dense user rows at d = 100, 1,000, 10⁴, repeated with no
+pause between calls and
 with 50 ms between them, in this checkout and in a ``--before`` revision (extracted by ``git archive``),
 each in a fresh process whose worker is started and warmed before the timed calls. Per cell: mean,
-median and 90th percentile wall per call, how many children of the worker served the calls, and the
+median and 90th percentile wall per call, the CPU per call of the process, the worker and its
+children together (psutil, over the cell's timed calls), the data's size pickled, how many children
+of the worker served the calls, and the
 calls that failed (a child serves ``worker.CHILD_CALLS`` calls, then the next one takes over: the
 calls cross that point at d = 1,000 with the default ``--calls``).
 
@@ -31,20 +34,37 @@ REPO = HERE.parent
 SIZES = (100, 1_000, 10_000)
 
 CHILD = textwrap.dedent('''
-import json, os, sys, time, warnings
+import json, os, pickle, sys, time, warnings
 import numpy as np
+import psutil
 warnings.simplefilter("ignore")
 import ldpopt
 from ldpopt.problems import Problem, Simplex, worker
 
 calls = int(sys.argv[1])
+me = psutil.Process()
+
+
+def tree_cpu():
+    """CPU seconds of this process and its live descendants (the worker and its children)."""
+    total = 0.0
+    for p in [me, *me.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system
+    return total
+
+
 worker.clean = lambda: False  # every call through the server, none forked directly
 worker._SERVER.start()
 out = []
 for d in %(sizes)r:
     rng = np.random.default_rng(d)
     est = ldpopt.oracles.get("grr", 1.0, d).simulate(rng.multinomial(50 * d, rng.dirichlet(np.ones(d))), rng=d)
-    pr = Problem(est, "cls", [Simplex(), lambda f, e: f[0] + f[1] <= 0.5])
+    A = rng.random((5, d))  # five dense rows, as the grammar's families carry
+    pr = Problem(est, "cls", [Simplex(), lambda f, e: f[0] + f[1] <= 0.5, lambda f, e: A @ f <= A.sum(1) / d + 0.1])
     data, _, _ = pr.cvxpy_problem.get_problem_data("CLARABEL")
     data = {k: v for k, v in data.items() if k != "param_prob"}
     for _ in range(20):  # warm: the server's children forked, the data's path through pickle run
@@ -59,6 +79,7 @@ for d in %(sizes)r:
                 failed.append(f"{type(exc).__name__}: {exc}")
 
         n = calls if pause == 0.0 else max(calls // 10, 10)
+        cpu0 = tree_cpu()
         for _ in range(n):
             if pause:
                 time.sleep(pause)
@@ -67,12 +88,14 @@ for d in %(sizes)r:
             walls.append(time.perf_counter() - w0)
             if pause:  # which child served: asked once more, untimed
                 served.add(ask(os.getpid, ()))
+        cpu = tree_cpu() - cpu0
         if not pause:  # which children serve calls back to back: as many calls again, asking
             for _ in range(n):
                 served.add(ask(os.getpid, ()))
         w = 1e3 * np.asarray(walls)
         out.append({"d": d, "pause_s": pause, "calls": n, "mean_ms": float(w.mean()),
                     "median_ms": float(np.median(w)), "p90_ms": float(np.percentile(w, 90)),
+                    "cpu_ms": 1e3 * cpu / n, "bytes": len(pickle.dumps(data, protocol=5)),
                     "children": len(served - {None}), "failed": len(failed), "failures": sorted(set(failed))})
         print(json.dumps(out[-1]), file=sys.stderr, flush=True)
 print(json.dumps(out))
@@ -119,18 +142,23 @@ def write_markdown(out: dict, out_dir: Path) -> None:
     md = ["# Calls of the solver worker back to back (benchmarks/bench_worker_calls.py)", "",
           (f"{out['machine']}, load average {out['loadavg_at_start']} at the start, {out['loadavg_at_end']} at the "
            f"end; before = {out['before_rev']}, after = this checkout; `{out['command']}`."), "",
-          ("One `worker.call(len, (data,))` with Clarabel's compiled data of CLS on the simplex + one user row: wall "
-           "per call in ms (mean / median / 90th percentile), the worker's children that served the calls, and the calls "
-           "that failed (each raised out of `worker.call`)."), "",
-          "| d | pause | calls | before | children, failed before | after | children, failed after |",
-          "|---|---|---|---|---|---|---|"]
+          ("One `worker.call(len, (data,))` with Clarabel's compiled data of CLS on the simplex + one sparse and five "
+           "dense user rows (its size pickled in the second column): wall per call in ms (mean / median / 90th "
+           "percentile), CPU per call in ms of the caller, the worker and its children together (— where a child "
+           "exited during the cell, its CPU gone with it), the worker's children that served the calls, and the calls that failed (each raised out of `worker.call`)."), "",
+          "| d | data | pause | calls | wall before | CPU before | children, failed before | wall after | CPU after "
+          "| children, failed after |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    def cpu(r: dict) -> str:  # a child that exited during the cell took its CPU with it: not read
+        return f"{r['cpu_ms']:.2f}" if r["children"] == 1 else "—"
+
     def cell(r: dict) -> str:
         return f"{r['mean_ms']:.2f} / {r['median_ms']:.2f} / {r['p90_ms']:.2f}"
 
     for b, f in zip(out["before"], out["after"]):
         pause = "none" if not b["pause_s"] else f"{1e3 * b['pause_s']:.0f} ms"
-        md.append(f"| {b['d']:,} | {pause} | {b['calls']} | {cell(b)} | {b['children']}, {b['failed']} | {cell(f)} | "
-                  f"{f['children']}, {f['failed']} |")
+        md.append(f"| {b['d']:,} | {b['bytes'] / 1e3:,.0f} kB | {pause} | {b['calls']} | {cell(b)} | {cpu(b)} | "
+                  f"{b['children']}, {b['failed']} | {cell(f)} | {cpu(f)} | {f['children']}, {f['failed']} |")
     failures = sorted({(t, x) for t in ("before", "after") for r in out[t] for x in r["failures"]})
     if failures:
         md += ["", "The failures:", ""] + [f"- {t}: `{x}`" for t, x in failures]

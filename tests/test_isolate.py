@@ -228,7 +228,6 @@ def test_a_child_says_it_waits_before_its_answer_so_calls_back_to_back_go_to_it(
     # already on its link to the server (which reads the link before the caller's next request); a
     # call that raised, or a child's last call (CHILD_CALLS), retires the child, so it says nothing
     # there: a call handed to it would find it gone
-    import pickle
     import select
     import socket
 
@@ -241,11 +240,10 @@ def test_a_child_says_it_waits_before_its_answer_so_calls_back_to_back_go_to_it(
                                       (pid_and_size, (b"abc",), True, False)):
         caller, conn = socket.socketpair()
         server, link = socket.socketpair()
-        body = pickle.dumps((fn, args, {}))
-        caller.sendall(len(body).to_bytes(8, "little") + body)
+        worker._send(caller, worker._pack((fn, args, {})))
         with conn:
             assert worker._serve_one(conn, link, last=last) is served_on
-        kind, _ = pickle.loads(caller.recv(1 << 16)[8:])
+        kind, _ = worker._recv_obj(caller).value()
         assert kind == ("error" if fn is _divide else "ok")
         assert bool(select.select([server], [], [], 0)[0]) is served_on
         if served_on:
@@ -256,8 +254,7 @@ def test_a_child_says_it_waits_before_its_answer_so_calls_back_to_back_go_to_it(
     # it does (it keeps nothing of the call)
     caller, conn = socket.socketpair()
     server, link = socket.socketpair()
-    body = pickle.dumps((pid_and_size, (b"abc",), {}))
-    caller.sendall(len(body).to_bytes(8, "little") + body)
+    worker._send(caller, worker._pack((pid_and_size, (b"abc",), {})))
     caller.close()
     with conn:
         assert worker._serve_one(conn, link) is True
@@ -274,6 +271,81 @@ def test_a_child_says_it_waits_before_its_answer_so_calls_back_to_back_go_to_it(
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def _message_objects():
+    """Objects as a call or an answer carries them: numpy arrays of several dtypes and layouts (C,
+    Fortran, a strided view that is neither, empty), scipy sparse matrices, scalars and text, nested."""
+    import scipy.sparse as sp
+
+    def array(draw_shape, dtype, order, step):
+        shape, seed = draw_shape
+        a = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+        a = np.asarray(a, order=order)
+        return a[::step] if a.ndim and step > 1 else a
+
+    arrays = st.builds(array, st.tuples(st.sampled_from([(0,), (1,), (7,), (3, 5), (40, 3), (2000,)]),
+                                        st.integers(0, 2**31 - 1)),
+                       st.sampled_from([np.float64, np.float32, np.int64, np.uint8, np.complex128, bool]),
+                       st.sampled_from(["C", "F"]), st.sampled_from([1, 2]))
+    sparse = st.builds(lambda n, seed: sp.random(n, n + 3, density=0.3, format="csr", random_state=seed),
+                       st.integers(1, 60), st.integers(0, 2**31 - 1))
+    leaves = st.one_of(arrays, sparse, st.floats(allow_nan=False), st.integers(), st.text(max_size=20), st.none())
+    return st.recursive(leaves, lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner),
+                                                        st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+                        max_leaves=8)
+
+
+def _same(a, b) -> bool:
+    import scipy.sparse as sp
+
+    if isinstance(a, np.ndarray):
+        return (isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
+                and bool(np.array_equal(a, b)))
+    if sp.issparse(a):
+        return sp.issparse(b) and a.dtype == b.dtype and a.shape == b.shape and (a != b).nnz == 0
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(obj=_message_objects(), cuts=st.lists(st.integers(1, 5000), max_size=30))
+def test_a_message_read_as_it_arrives_in_any_pieces_is_the_object_sent(obj, cuts):
+    # the framing of worker calls and answers (a pickle with its arrays out of band) read back whole
+    # by the incremental reader, the bytes arriving in pieces of any size, cut anywhere — inside the
+    # header, between parts, inside an array — and by the blocking reader a child uses
+    import select
+    import socket
+
+    from ldpopt.problems import worker
+
+    whole = b"".join(bytes(memoryview(p).cast("B")) for p in worker._pack(obj))
+    sender, receiver = socket.socketpair()
+    with sender, receiver:
+        got, at = worker._Incoming(), 0
+        for size in [*cuts, len(whole)]:
+            piece = whole[at:at + size]
+            at += len(piece)
+            if piece:
+                sender.sendall(piece)
+            while not got.done and select.select([receiver], [], [], 0)[0]:
+                assert got.feed(receiver)
+        assert got.done and _same(obj, got.value())
+        worker._send(sender, worker._pack(obj))
+        assert _same(obj, worker._recv_obj(receiver).value())
+        # a peer gone mid-message, or a header that is not one: no object, never a hang or an error
+        sender.sendall(whole[: len(whole) // 2])
+        sender.shutdown(socket.SHUT_WR)
+        assert worker._recv_obj(receiver) is None
+    for junk in (b"\x00" * 8, (1 << 30).to_bytes(8, "little"), (1).to_bytes(8, "little") + (1 << 50).to_bytes(8, "little")):
+        a, b = socket.socketpair()
+        with a, b:
+            a.sendall(junk)
+            a.shutdown(socket.SHUT_WR)
+            assert worker._recv_obj(b) is None
+
+
 def test_the_worker_does_not_outlive_a_killed_parent():
     # a parent that started the worker and a child hanging in it, then killed with SIGKILL: both go
     import signal

