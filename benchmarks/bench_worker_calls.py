@@ -5,7 +5,7 @@ pause between calls and
 with 50 ms between them, in this checkout and in a ``--before`` revision (extracted by ``git archive``),
 each in a fresh process whose worker is started and warmed before the timed calls. Per cell: mean,
 median and 90th percentile wall per call, the CPU per call of the process, the worker and its
-children together (psutil, over the cell's timed calls), the data's size pickled, how many children
+children together (``_harness.cpu_clock`` over the cell's timed calls), the data's size pickled, how many children
 of the worker served the calls, and the
 calls that failed (a child serves ``worker.CHILD_CALLS`` calls, then the next one takes over: the
 calls cross that point at d = 1,000 with the default ``--calls``).
@@ -36,26 +36,13 @@ SIZES = (100, 1_000, 10_000)
 CHILD = textwrap.dedent('''
 import json, os, pickle, sys, time, warnings
 import numpy as np
-import psutil
 warnings.simplefilter("ignore")
+sys.path.insert(0, %(bench)r)
+import _harness as H  # cpu_clock: this process, its live descendants and what they reaped
 import ldpopt
 from ldpopt.problems import Problem, Simplex, worker
 
 calls = int(sys.argv[1])
-me = psutil.Process()
-
-
-def tree_cpu():
-    """CPU seconds of this process and its live descendants (the worker and its children)."""
-    total = 0.0
-    for p in [me, *me.children(recursive=True)]:
-        try:
-            t = p.cpu_times()
-        except psutil.Error:
-            continue
-        total += t.user + t.system
-    return total
-
 
 worker.clean = lambda: False  # every call through the server, none forked directly
 worker._SERVER.start()
@@ -79,7 +66,7 @@ for d in %(sizes)r:
                 failed.append(f"{type(exc).__name__}: {exc}")
 
         n = calls if pause == 0.0 else max(calls // 10, 10)
-        cpu0 = tree_cpu()
+        cpu0 = H.cpu_clock()
         for _ in range(n):
             if pause:
                 time.sleep(pause)
@@ -88,14 +75,14 @@ for d in %(sizes)r:
             walls.append(time.perf_counter() - w0)
             if pause:  # which child served: asked once more, untimed
                 served.add(ask(os.getpid, ()))
-        cpu = tree_cpu() - cpu0
+        cpu = H.cpu_clock() - cpu0
         if not pause:  # which children serve calls back to back: as many calls again, asking
             for _ in range(n):
                 served.add(ask(os.getpid, ()))
         w = 1e3 * np.asarray(walls)
         out.append({"d": d, "pause_s": pause, "calls": n, "mean_ms": float(w.mean()),
                     "median_ms": float(np.median(w)), "p90_ms": float(np.percentile(w, 90)),
-                    "cpu_ms": 1e3 * cpu / n, "bytes": len(pickle.dumps(data, protocol=5)),
+                    "cpu_ms": None if pause else 1e3 * cpu / n, "bytes": len(pickle.dumps(data, protocol=5)),
                     "children": len(served - {None}), "failed": len(failed), "failures": sorted(set(failed))})
         print(json.dumps(out[-1]), file=sys.stderr, flush=True)
 print(json.dumps(out))
@@ -104,7 +91,7 @@ print(json.dumps(out))
 
 def run_tree(tree: Path, calls: int) -> list[dict]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    proc = subprocess.run([sys.executable, "-c", CHILD % {"sizes": SIZES}, str(calls)], env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", CHILD % {"sizes": SIZES, "bench": str(HERE)}, str(calls)], env=env, capture_output=True,
                           text=True, cwd=tree, timeout=1800, check=False)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-3000:])
@@ -144,21 +131,22 @@ def write_markdown(out: dict, out_dir: Path) -> None:
            f"end; before = {out['before_rev']}, after = this checkout; `{out['command']}`."), "",
           ("One `worker.call(len, (data,))` with Clarabel's compiled data of CLS on the simplex + one sparse and five "
            "dense user rows (its size pickled in the second column): wall per call in ms (mean / median / 90th "
-           "percentile), CPU per call in ms of the caller, the worker and its children together (— where a child "
-           "exited during the cell, its CPU gone with it), the worker's children that served the calls, and the calls that failed (each raised out of `worker.call`)."), "",
+           "percentile), CPU per call in ms of the caller, the worker and its children together (`_harness.cpu_clock`, "
+           "children that exited included; not read with a pause, where each call is followed by an untimed "
+           "one asking which child served), the worker's children that served the calls, and the calls that failed (each raised out of `worker.call`)."), "",
           "| d | data | pause | calls | wall before | CPU before | children, failed before | wall after | CPU after "
           "| children, failed after |",
           "|---|---|---|---|---|---|---|---|---|---|"]
-    def cpu(r: dict) -> str:  # a child that exited during the cell took its CPU with it: not read
-        return f"{r['cpu_ms']:.2f}" if r["children"] == 1 else "—"
+    def ms(x) -> str:
+        return "—" if x is None else f"{x:.2f}"
 
     def cell(r: dict) -> str:
         return f"{r['mean_ms']:.2f} / {r['median_ms']:.2f} / {r['p90_ms']:.2f}"
 
     for b, f in zip(out["before"], out["after"]):
         pause = "none" if not b["pause_s"] else f"{1e3 * b['pause_s']:.0f} ms"
-        md.append(f"| {b['d']:,} | {b['bytes'] / 1e3:,.0f} kB | {pause} | {b['calls']} | {cell(b)} | {cpu(b)} | "
-                  f"{b['children']}, {b['failed']} | {cell(f)} | {cpu(f)} | {f['children']}, {f['failed']} |")
+        md.append(f"| {b['d']:,} | {b['bytes'] / 1e3:,.0f} kB | {pause} | {b['calls']} | {cell(b)} | {ms(b['cpu_ms'])} | "
+                  f"{b['children']}, {b['failed']} | {cell(f)} | {ms(f['cpu_ms'])} | {f['children']}, {f['failed']} |")
     failures = sorted({(t, x) for t in ("before", "after") for r in out[t] for x in r["failures"]})
     if failures:
         md += ["", "The failures:", ""] + [f"- {t}: `{x}`" for t, x in failures]

@@ -314,7 +314,7 @@ def _same(a, b) -> bool:
 def test_a_message_read_as_it_arrives_in_any_pieces_is_the_object_sent(obj, cuts):
     # the framing of worker calls and answers (a pickle with its arrays out of band) read back whole
     # by the incremental reader, the bytes arriving in pieces of any size, cut anywhere — inside the
-    # header, between parts, inside an array — and by the blocking reader a child uses
+    # header, between parts, inside an array —, by the blocking reader a child uses, and from a pipe
     import select
     import socket
 
@@ -330,10 +330,21 @@ def test_a_message_read_as_it_arrives_in_any_pieces_is_the_object_sent(obj, cuts
             if piece:
                 sender.sendall(piece)
             while not got.done and select.select([receiver], [], [], 0)[0]:
-                assert got.feed(receiver)
+                assert got.feed(receiver.recv_into)
         assert got.done and _same(obj, got.value())
         worker._send(sender, worker._pack(obj))
         assert _same(obj, worker._recv_obj(receiver).value())
+        # through a pipe, as a directly forked child answers (its writer in a thread: a pipe holds 64 kB)
+        read, write = os.pipe()
+        writer = threading.Thread(target=worker._write_all, args=(write, worker._pack(obj)))
+        writer.start()
+        piped = worker._Incoming()
+        while not piped.done:
+            assert piped.feed(lambda view: os.readv(read, [view]))
+        writer.join()
+        os.close(read)
+        os.close(write)
+        assert _same(obj, piped.value())
         # a peer gone mid-message, or a header that is not one: no object, never a hang or an error
         sender.sendall(whole[: len(whole) // 2])
         sender.shutdown(socket.SHUT_WR)

@@ -67,9 +67,8 @@ def _pack(obj) -> list:
     follow, then each one's length, as little-endian uint64), ``obj`` pickled (protocol 5), then the
     data of each of its out-of-band buffers (a contiguous numpy array's, a sparse matrix's arrays),
     sent from where they lie rather than copied into the pickle (a buffer that is not contiguous is
-    pickled in band). Read back by :class:`_Incoming`. Measured on 2.4 MB of arrays: 1.4 ms of CPU for
-    the round trip (caller, worker and child together), where one pickle framed whole and read in
-    chunks took 6.7 ms."""
+    pickled in band). Read back by :class:`_Incoming`. What it saves: docs/notes/problems.md,
+    "ldpopt.problems.worker"."""
     raws: list = []
 
     def out_of_band(buffer: pickle.PickleBuffer) -> bool:
@@ -98,11 +97,20 @@ def _send(sock: socket.socket, parts: list) -> None:
         sock.sendall(part)
 
 
+def _write_all(fd: int, parts: list) -> None:
+    """The parts of one message (:func:`_pack`) written to the file descriptor ``fd`` (a pipe), in order."""
+    for part in parts:
+        view = memoryview(part).cast("B")
+        while view:
+            view = view[os.write(fd, view):]
+
+
 class _Incoming:
-    """One message of :func:`_pack` read as it arrives, each part straight into its own buffer
-    (``recv_into``: no chunk allocated, joined or copied again). ``feed(sock)`` reads what the socket
-    has (False where the peer closed before the message was whole, or its header is not one of
-    :func:`_pack`'s); ``done`` once it is whole; ``value()`` the object."""
+    """One message of :func:`_pack` read as it arrives, each part straight into its own buffer (no
+    chunk allocated, joined or copied again). ``feed(read_into)`` reads what there is with
+    ``read_into(view) -> bytes read`` (a socket's ``recv_into``, or :func:`os.readv` on a pipe):
+    False where the peer closed before the message was whole, or its header is not one of
+    :func:`_pack`'s; ``done`` once it is whole; ``value()`` the object."""
 
     def __init__(self):
         self.parts: list[bytearray] = [bytearray(8)]
@@ -110,8 +118,8 @@ class _Incoming:
         self.stage = 0  # 0: the number of parts; 1: their lengths; 2: the parts
         self.done = False
 
-    def feed(self, sock: socket.socket) -> bool:
-        n = sock.recv_into(memoryview(self.parts[self.at])[self.pos:])
+    def feed(self, read_into) -> bool:
+        n = read_into(memoryview(self.parts[self.at])[self.pos:])
         if n == 0:
             return False
         self.pos += n
@@ -144,7 +152,7 @@ def _recv_obj(sock: socket.socket) -> _Incoming | None:
     """One whole message of :func:`_pack` read from ``sock`` (blocking); None where it ended first."""
     got = _Incoming()
     while not got.done:
-        if not got.feed(sock):
+        if not got.feed(sock.recv_into):
             return None
     return got
 
@@ -547,7 +555,7 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
             if not ready:
                 continue
             try:
-                if not got.feed(conn):  # the child gone before its whole answer: as a crash
+                if not got.feed(conn.recv_into):  # the child gone before its whole answer: as a crash
                     break
             except OSError:  # reset by a child gone without reading the call: as a crash
                 break
@@ -601,23 +609,19 @@ def _forked(fn, args: tuple, kwargs: dict, seconds: float | None, what: str):
                 out = ("ok", fn(*args, **kwargs))
             except BaseException as exc:  # noqa: BLE001 - reported to the parent as text
                 out = ("error", f"{type(exc).__name__}: {exc}")
-            data = memoryview(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
-            while data:
-                data = data[os.write(write, data):]
+            _write_all(write, _pack(out))
         except BaseException:  # noqa: BLE001 - the parent sees no complete result
             code = 1
         finally:
             os._exit(code)
-    chunks, timed_out, done = [], False, False
+    got, timed_out, done = _Incoming(), False, False
     try:
-        while True:
+        while not got.done:
             left = None if seconds is None else seconds - (time.perf_counter() - start)
             ready, _, _ = select.select([read], [], [], _POLL if left is None else max(min(_POLL, left), 0.0))
             if ready:
-                chunk = os.read(read, 1 << 20)
-                if not chunk:  # the child closed its end: done, or dead
+                if not got.feed(lambda view: os.readv(read, [view])):  # the child closed its end early: dead
                     break
-                chunks.append(chunk)
             elif left is not None and left <= 0:
                 timed_out = True
                 break
@@ -629,9 +633,11 @@ def _forked(fn, args: tuple, kwargs: dict, seconds: float | None, what: str):
         _, status = os.waitpid(pid, 0)
     if timed_out:
         raise TimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (killed)")
+    if not got.done:  # a partial or empty result: the child died while sending
+        raise Crashed(_died(what, status))
     try:
-        kind, value = pickle.loads(b"".join(chunks))
-    except Exception:  # noqa: BLE001 - a partial or empty result: the child died while sending
+        kind, value = got.value()
+    except Exception:  # noqa: BLE001 - an answer this process cannot read back: as the child's failure
         raise Crashed(_died(what, status)) from None
     if kind == "error":
         raise Raised(value)
