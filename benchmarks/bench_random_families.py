@@ -7,6 +7,7 @@ at least 100 fresh families per run and size, the worst ratio first.
     python benchmarks/bench_random_families.py --src /tmp/old --name random_families_before --seed 7
     python benchmarks/bench_random_families.py --seeds 1021,1029 --d 100  # those families only
     python benchmarks/bench_random_families.py --cone-form psd       # the constraints written as a cone
+    python benchmarks/bench_random_families.py --multiplier 1 --seed 1000 --d 100  # the callable's K = 1
 
 Families: ``tests/problem_strategies.py``'s :func:`draw_family` (objective = CLS, a linear objective,
 maximum entropy or KL to the prior, plus up to two convex atoms of an affine argument of f composed up
@@ -106,17 +107,18 @@ def objective_at(fam, f) -> float | None:
 
 
 def measure(fam, call_limit: float, rounds: int = 1, scale: float | None = None,
-            clarabel_tol: float | None = None) -> dict:
+            clarabel_tol: float | None = None, multiplier="auto") -> dict:
     """One family: every contender once per round, interleaved (the minimum CPU kept); the reference;
-    validity; the ratio. ``scale``, ``clarabel_tol``: ldpopt's call with ``Problem(..., scale=)`` and
-    Clarabel's gap and feasibility tolerances set (default: ldpopt's own)."""
+    validity; the ratio. ``scale``, ``clarabel_tol``, ``multiplier``: ldpopt's call with ``Problem(...,
+    scale=)``, Clarabel's gap and feasibility tolerances set, and the callable's multiplier K
+    (``UserObjective(..., multiplier=)``) (default: ldpopt's own)."""
     own = {} if clarabel_tol is None else {"CLARABEL": dict.fromkeys(("tol_gap_abs", "tol_gap_rel", "tol_feas"), clarabel_tol)}
     is_qp = fam.cvxpy_problem()[0].is_qp()
     row: dict = {"text": fam.text, "qp": bool(is_qp), "rounds": rounds, "contenders": {}}
 
     def ld_call():
         try:
-            return fam.ldpopt_problem(scale).solve(time_limit=call_limit, progress=False, **own)
+            return fam.ldpopt_problem(scale, multiplier).solve(time_limit=call_limit, progress=False, **own)
         except Exception as exc:  # noqa: BLE001 - a library exception escaping solve(): recorded, no ratio
             return exc
 
@@ -169,6 +171,22 @@ def measure(fam, call_limit: float, rounds: int = 1, scale: float | None = None,
     return row
 
 
+def _multiplier(text: str):
+    """``--multiplier``: ``"auto"`` or a finite number > 0 (``UserObjective``'s own rule)."""
+    import argparse
+    import math
+
+    if text == "auto":
+        return text
+    try:
+        k = float(text)
+    except ValueError:
+        k = math.nan
+    if not (math.isfinite(k) and k > 0):
+        raise argparse.ArgumentTypeError(f"must be 'auto' or a finite number > 0, got {text!r}")
+    return k
+
+
 def parser():
     ap = H.parser(__doc__)
     ap.add_argument("--n", type=int, default=100, help="families per size")
@@ -181,6 +199,9 @@ def parser():
     ap.add_argument("--call-limit", type=float, default=30.0, help="each plain solver's own time limit, seconds")
     ap.add_argument("--scale", type=float, default=None,
                     help="Problem(..., scale=S) for ldpopt's call (default: ldpopt's own, objectives.base.default_scale)")
+    ap.add_argument("--multiplier", default="auto", type=_multiplier,
+                    help="the callable's multiplier K in ldpopt's call, 'auto' or a number (default: ldpopt's own, "
+                         "objectives.base.UserObjective)")
     ap.add_argument("--clarabel-tol", type=float, default=None,
                     help="Clarabel's gap and feasibility tolerances in ldpopt's call (default: ldpopt's own, "
                          "solvers.policy.DEFAULT_SOLVER_OPTIONS)")
@@ -265,7 +286,7 @@ def run(quick: bool = False, **opts) -> dict:
         for sd in seeds:
             fam = family(sd, d)
             row = {"d": d, "seed": sd, **measure(fam, args.call_limit, rounds[min(j, len(rounds) - 1)], args.scale,
-                                                     args.clarabel_tol)}
+                                                     args.clarabel_tol, args.multiplier)}
             rows.append(row)
             ld = row["contenders"]["ldpopt"]
             print(f"d={d:>6d} seed={sd} ldpopt {ld['cpu_s']:7.3f} s {ld['status']:>18s} {ld['solver']!s:>14s} | "

@@ -230,12 +230,18 @@ class Family:
     f0: np.ndarray
     has_constraints: bool = True
 
-    def ldpopt_problem(self, scale: float | None = None):
+    def ldpopt_problem(self, scale: float | None = None, multiplier="auto"):
+        """The family as a user writes it for ldpopt: its callable, the simplex and its constraints.
+        ``scale``: ``Problem(..., scale=)`` (None: ldpopt's own unit); ``multiplier``: the callable's
+        :class:`~ldpopt.problems.objectives.UserObjective` multiplier (``"auto"``, ldpopt's default, or a number)."""
         from ldpopt.problems import Problem, Simplex
+        from ldpopt.problems.objectives import UserObjective
 
         obj, cons = self.objective, self.constraints
         user = [lambda f, e: {f"c{i}": c for i, c in enumerate(cons(f))}] if self.has_constraints else []
-        return Problem(self.est, lambda f, e: obj(f, e.f_tilde), [Simplex(), *user], scale=scale)
+        func = lambda f, e: obj(f, e.f_tilde)  # the callable a user passes
+        objective = func if multiplier == "auto" else UserObjective(func, multiplier=multiplier)
+        return Problem(self.est, objective, [Simplex(), *user], scale=scale)
 
     def cvxpy_problem(self):
         """(cp.Problem, f, constraints) as a user writes it in plain cvxpy."""
