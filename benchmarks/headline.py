@@ -233,13 +233,15 @@ ROWS: tuple[Row | Span, ...] = (
          "pure_ldp_cpu_s_per_report", "pure-ldp 1.2.0 `LHServer.aggregate` loop", ("d", "epsilon"),
          "python benchmarks/bench_billion.py"),
     # -- the whole call on families drawn from cvxpy's grammar, against the best valid plain cvxpy call
-    *(Span(f"`Problem(...).solve()` on 100 random families from cvxpy's grammar (objectives, atoms up to three "
+    *(Span(f"`Problem(...).solve()` on {n} random families from cvxpy's grammar (objectives, atoms up to three "
            f"deep, constraints of every cone), d = {d:,}: the families with a valid plain call", f"{name}.json",
            ("rows",), {}, ("contenders", "ldpopt", "cpu_s"), ("best_plain", "cpu_s"),
            "best valid plain cvxpy call", ("seed",),
-           f"python benchmarks/bench_random_families.py --n 100 --d {d} --rounds {r} --seed {seed}")
-      for d, name, r, seed in ((100, "random_families_d100", 2, 1000), (1000, "random_families_d1000", 1, 4000),
-                               (10_000, "random_families_d10000", 1, 5000))),
+           f"python benchmarks/bench_random_families.py --n {n} --d {d} --rounds {r} --seed {seed}")
+      for d, n, name, r, seed in ((100, 100, "random_families_d100", 2, 1000),
+                                  (1000, 100, "random_families_d1000", 1, 4000),
+                                  (10_000, 100, "random_families_d10000", 1, 5000),
+                                  (100_000, 20, "random_families_d100000", 1, 6000))),
     # -- cvxpy's compilation for Clarabel with ldpopt's conic data (the same arrays, bit for bit)
     *(Span(f"cvxpy's compilation for Clarabel (`get_problem_data`) of grammar families, d = {d:,}: ldpopt's "
            "`CompiledProblem` (Clarabel's data written without the restructuring product)", "conic_format.json",
