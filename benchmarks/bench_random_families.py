@@ -7,7 +7,7 @@ at least 100 fresh families per run and size, the worst ratio first.
     python benchmarks/bench_random_families.py --src /tmp/old --name random_families_before --seed 7
     python benchmarks/bench_random_families.py --seeds 1021,1029 --d 100  # those families only
     python benchmarks/bench_random_families.py --cone-form psd       # the constraints written as a cone
-    python benchmarks/bench_random_families.py --multiplier 1 --seed 1000 --d 100  # the callable's K = 1
+    python benchmarks/bench_random_families.py --multiplier auto --seed 1000 --d 100  # the callable's K measured
 
 Families: ``tests/problem_strategies.py``'s :func:`draw_family` (objective = CLS, a linear objective,
 maximum entropy or KL to the prior, plus up to two convex atoms of an affine argument of f composed up
@@ -107,7 +107,7 @@ def objective_at(fam, f) -> float | None:
 
 
 def measure(fam, call_limit: float, rounds: int = 1, scale: float | None = None,
-            clarabel_tol: float | None = None, multiplier="auto") -> dict:
+            clarabel_tol: float | None = None, multiplier=None) -> dict:
     """One family: every contender once per round, interleaved (the minimum CPU kept); the reference;
     validity; the ratio. ``scale``, ``clarabel_tol``, ``multiplier``: ldpopt's call with ``Problem(...,
     scale=)``, Clarabel's gap and feasibility tolerances set, and the callable's multiplier K
@@ -172,10 +172,13 @@ def measure(fam, call_limit: float, rounds: int = 1, scale: float | None = None,
 
 
 def _multiplier(text: str):
-    """``--multiplier``: ``"auto"`` or a finite number > 0 (``UserObjective``'s own rule)."""
+    """``--multiplier``: ``"default"`` (None: ldpopt's own), ``"auto"`` or a finite number > 0
+    (``UserObjective``'s own rule)."""
     import argparse
     import math
 
+    if text == "default":
+        return None
     if text == "auto":
         return text
     try:
@@ -183,7 +186,7 @@ def _multiplier(text: str):
     except ValueError:
         k = math.nan
     if not (math.isfinite(k) and k > 0):
-        raise argparse.ArgumentTypeError(f"must be 'auto' or a finite number > 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be 'default', 'auto' or a finite number > 0, got {text!r}")
     return k
 
 
@@ -199,9 +202,9 @@ def parser():
     ap.add_argument("--call-limit", type=float, default=30.0, help="each plain solver's own time limit, seconds")
     ap.add_argument("--scale", type=float, default=None,
                     help="Problem(..., scale=S) for ldpopt's call (default: ldpopt's own, objectives.base.default_scale)")
-    ap.add_argument("--multiplier", default="auto", type=_multiplier,
-                    help="the callable's multiplier K in ldpopt's call, 'auto' or a number (default: ldpopt's own, "
-                         "objectives.base.UserObjective)")
+    ap.add_argument("--multiplier", default=None, type=_multiplier,
+                    help="the callable's multiplier K in ldpopt's call, 'default', 'auto' or a number (default: "
+                         "ldpopt's own, objectives.base.UserObjective)")
     ap.add_argument("--clarabel-tol", type=float, default=None,
                     help="Clarabel's gap and feasibility tolerances in ldpopt's call (default: ldpopt's own, "
                          "solvers.policy.DEFAULT_SOLVER_OPTIONS)")

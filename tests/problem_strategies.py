@@ -230,17 +230,17 @@ class Family:
     f0: np.ndarray
     has_constraints: bool = True
 
-    def ldpopt_problem(self, scale: float | None = None, multiplier="auto"):
+    def ldpopt_problem(self, scale: float | None = None, multiplier=None):
         """The family as a user writes it for ldpopt: its callable, the simplex and its constraints.
         ``scale``: ``Problem(..., scale=)`` (None: ldpopt's own unit); ``multiplier``: the callable's
-        :class:`~ldpopt.problems.objectives.UserObjective` multiplier (``"auto"``, ldpopt's default, or a number)."""
+        :class:`~ldpopt.problems.objectives.UserObjective` multiplier (None, ldpopt's default, ``"auto"`` or a number)."""
         from ldpopt.problems import Problem, Simplex
         from ldpopt.problems.objectives import UserObjective
 
         obj, cons = self.objective, self.constraints
         user = [lambda f, e: {f"c{i}": c for i, c in enumerate(cons(f))}] if self.has_constraints else []
         func = lambda f, e: obj(f, e.f_tilde)  # the callable a user passes
-        objective = func if multiplier == "auto" else UserObjective(func, multiplier=multiplier)
+        objective = func if multiplier is None else UserObjective(func, multiplier=multiplier)
         return Problem(self.est, objective, [Simplex(), *user], scale=scale)
 
     def cvxpy_problem(self):
@@ -471,13 +471,14 @@ def families(d_min: int = 9, d_max: int = 40):
 CREEPING = ((1014, 100), (4012, 1000), (4060, 1000), (4086, 1000))
 
 
-def clarabel_at_ldpopts_options(fam):
+def clarabel_at_ldpopts_options(fam, multiplier=None):
     """(cvxpy's Clarabel solver, its compiled data, ldpopt's options for it without a time limit) of
-    the family ``fam``'s ldpopt Problem, as the chain's first attempt runs it."""
+    the family ``fam``'s ldpopt Problem (``multiplier``: as :meth:`Family.ldpopt_problem`'s), as the
+    chain's first attempt runs it."""
     from ldpopt.problems.progress import SolveContext
     from ldpopt.problems.solvers.attempts import options_for
 
-    prob = fam.ldpopt_problem()
+    prob = fam.ldpopt_problem(multiplier=multiplier)
     opts = options_for(prob, "CLARABEL", SolveContext())
     opts.pop("time_limit", None)
     data, chain, _ = prob.cvxpy_problem.get_problem_data("CLARABEL", solver_opts=opts)

@@ -87,10 +87,11 @@ def test_a_tight_clarabel_stalled_within_the_constraints_is_retried_at_its_defau
 
 
 def _clarabel_first_in_ldpopts_unit(seed: int):
-    """The generated family ``seed`` at d = 30 and its Problem, skipped where its chain does not start
-    with Clarabel or its unit is f's own."""
+    """The generated family ``seed`` at d = 30 and its Problem in ldpopt's unit (the callable's K
+    measured, ``multiplier="auto"``: as written, its unit would be f's own), skipped where its chain
+    does not start with Clarabel or its unit is f's own."""
     fam = draw_family(seed, 30)
-    prob = fam.ldpopt_problem()
+    prob = fam.ldpopt_problem(multiplier="auto")
     if routes.chain_for(prob, None)[:1] != ("CLARABEL",) or prob.scale == CLARABEL_UNITS:
         pytest.skip("this family's chain does not start with Clarabel, or its unit is f's own")
     return fam, prob

@@ -94,19 +94,28 @@ def test_a_stop_reads_as_clarabels_iteration_limit_would():
     assert stopped_status({**near, "ktratio": 2.0}, red) == "MaxIterations"
 
 
-def _compiled_families(n: int, d: int = 40):
+def _compiled_families(n: int, d: int = 40, both_forms: bool = False):
     """(seed, Clarabel, its data, ldpopt's options) of the grammar's families at ``d`` from ``n`` seeds
     of a fixed generator (:func:`problem_strategies.clarabel_at_ldpopts_options`), those ldpopt
-    compiles for cvxpy."""
+    compiles for cvxpy. ``both_forms``: a family whose callable the chain gets as written (unit 1,
+    K = 1) in ldpopt's unit with the measured K too (``multiplier="auto"``, as a recognised callable
+    or a given multiplier is solved; there Clarabel stalls more often)."""
     from problem_strategies import draw_family
 
     for seed in np.random.default_rng(31).choice(10**6, size=n, replace=False):
-        try:
-            compiled = clarabel_at_ldpopts_options(draw_family(int(seed), d))
-        except Exception:  # noqa: BLE001 - a family ldpopt does not compile for cvxpy: not these tests'
-            compiled = None
-        if compiled is not None:
-            yield (int(seed), *compiled)
+        fam = draw_family(int(seed), d)
+        seen = set()
+        for multiplier in ((None, "auto") if both_forms else (None,)):
+            try:
+                prob = fam.ldpopt_problem(multiplier=multiplier)
+                if (prob.scale, prob.multiplier) in seen:  # the same form: a recognised callable
+                    continue
+                seen.add((prob.scale, prob.multiplier))
+                compiled = clarabel_at_ldpopts_options(fam, multiplier)
+            except Exception:  # noqa: BLE001 - a family ldpopt does not compile for cvxpy: not these tests'
+                compiled = None
+            if compiled is not None:
+                yield (int(seed), *compiled)
 
 
 def test_on_generated_families_a_solve_clarabel_finishes_is_cvxpys_to_the_bit():
@@ -200,9 +209,9 @@ def test_on_generated_families_the_retry_ends_where_the_watch_says_it_would():
     """Families drawn from the grammar (d = 40, seeds from a fixed generator), Clarabel at ldpopt's
     options with the watch as the chain runs it: wherever it stops short of ``Solved``, Clarabel at the
     retry's tolerances (``policy.CLARABEL_RETRY``) on the same data ends ``Solved`` at exactly the
-    iteration the watch recorded; where the watch recorded none, it does not end ``Solved`` and stops
-    no later than the first solve did — what the chain's skip of the retry rests on
-    (:func:`ldpopt.problems.solvers.routes.retry_retraces`)."""
+    iteration the watch recorded; where the watch recorded none, it does not end ``Solved``, and
+    where the watch stopped the first solve it stops no later — what the chain's skip of the retry
+    rests on (:func:`ldpopt.problems.solvers.routes.retry_retraces`)."""
     from ldpopt.problems.solvers.policy import CLARABEL_RETRY
 
     met = never = 0
@@ -216,7 +225,11 @@ def test_on_generated_families_the_retry_ends_where_the_watch_says_it_would():
             again = solve_clarabel(solver, data, False, {**opts, **CLARABEL_RETRY}, True, None)
             if first.retry_met_at is None:
                 never += 1
-                assert again.status != "Solved" and again.iterations <= first.iterations, (seed, again.status)
+                assert again.status != "Solved", (seed, again.status)
+                # where the watch stopped it, the retry (its stall stop the same progress scaled by a
+                # constant) stops no later; where Clarabel itself stopped it short, the retry may run
+                # a few iterations on (seed 692694, as written: 15 → 17, AlmostSolved both)
+                assert first.stalled_at is None or again.iterations <= first.iterations, (seed, again.iterations)
             else:
                 met += 1
                 assert again.status == "Solved" and again.iterations == first.retry_met_at, (seed, again.status)
@@ -280,7 +293,7 @@ def test_on_generated_families_a_stopped_iterate_said_solved_passes_clarabels_ow
     said = short = by_watch = 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for seed, solver, data, opts in _compiled_families(400, d=100):
+        for seed, solver, data, opts in _compiled_families(250, d=100, both_forms=True):
             first = solve_clarabel(solver, data, False, opts, True, CLARABEL_RETRY)
             if first.status == "Solved":
                 assert first.stop_solved is None
@@ -299,7 +312,8 @@ def test_on_generated_families_a_stopped_iterate_said_solved_passes_clarabels_ow
             if first.stop_solved:
                 said += 1
                 assert passes, (seed, again.r_prim, again.r_dual, gap)
-    assert by_watch >= 3 and short > by_watch and said >= 2, (short, by_watch, said)
+    # (as written the chain's Clarabel stalls less: 3 stops by the watch of 41 short here, 4 of 58 on 400 seeds)
+    assert by_watch >= 2 and short > by_watch and said >= 2, (short, by_watch, said)
 
 
 def test_solved_is_clarabels_whole_test_strict_and_with_its_ktratio():

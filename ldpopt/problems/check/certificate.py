@@ -1229,6 +1229,9 @@ class NonSmoothObjective(UserObjective):
     """A user's cvxpy callable recognised as a strictly convex separable part plus polyhedral terms
     (:mod:`.recognise`): solved on the cvxpy chain as written, certified by :func:`kink_certificate`."""
 
+    #: recognised: scaled like the built-ins (UserObjective), as its certificate was measured
+    default_multiplier = "auto"
+
     def __init__(self, user: UserObjective, form, separable):
         super().__init__(user.func, name=user.name, multiplier=user.multiplier)
         self.user, self.form = user, form
@@ -1604,6 +1607,9 @@ class LinearKinkObjective(UserObjective):
     answers to such programs were up to 7.6e-5 above the optimum where Clarabel's, on the chain, were
     within 3.5e-8 of it; not ``kinks``, which the strictly convex certificate reads). Its optimum need
     not be unique: the certificate bounds J(f) − J*, not a distance."""
+
+    #: recognised: scaled like the built-ins (UserObjective), as its routes were measured
+    default_multiplier = "auto"
 
     def __init__(self, user: UserObjective, lp):
         super().__init__(user.func, name=user.name, multiplier=user.multiplier)

@@ -203,6 +203,9 @@ class SmoothUserObjective(UserObjective):
     optimum is 0 at ~√gap (measured: CLS + Σ (f_{v+1} − f_v)² at Retail, d = 16,470, certified
     ‖f − f*‖∞ ≤ 2e-7 at 1e-10, ≤ 2e-10 at these, same time)."""
 
+    #: recognised and solved on ldpopt's own routes: scaled like the built-ins (UserObjective)
+    default_multiplier = "auto"
+
     #: its Hessian is its recognised form's, entry for entry (the interior point may then write it
     #: into one fixed sparse pattern: :mod:`.ipm`)
     hessian_from_form = True
@@ -281,6 +284,9 @@ class NormUserObjective(UserObjective):
     2-norm one second-order cone. Solved and checked as the callable it wraps: its cvxpy expression is
     the callable's, ldpopt's check reads cvxpy's gradient of it (:mod:`~ldpopt.problems.check.verdict`),
     never the form — so a wrong form can cost a failed route, not a wrong status."""
+
+    #: recognised and solved on ldpopt's own routes: scaled like the built-ins (UserObjective)
+    default_multiplier = "auto"
 
     def __init__(self, user: UserObjective, form: Recognised, norms: list):
         super().__init__(user.func, name=user.name, multiplier=user.multiplier)
