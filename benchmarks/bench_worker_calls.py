@@ -1,18 +1,20 @@
 """Calls of the solver worker back to back, as a solve makes them (a chain's attempts, the phase one,
 the exact steps one after another): one ``worker.call(len, (data,))`` with Clarabel's compiled data
 of CLS on the simplex + one sparse and five dense user rows at d = 100, 1,000, 10⁴, repeated with no
-pause between calls and
-with 50 ms between them, in this checkout and in a ``--before`` revision (extracted by ``git archive``),
+pause between calls,
+with 50 ms and with 300 ms between them (a process idle that long is slower to resume on this machine:
+the worker's child, and before, its server too), in this checkout and in a ``--before`` revision (extracted by ``git archive``),
 each in a fresh process whose worker is started and warmed before the timed calls. Per cell: mean,
 median and 90th percentile wall per call, the CPU per call of the process, the worker and its
-children together (``_harness.cpu_clock`` over the cell's timed calls), the data's size pickled, how many children
+children together (``_harness.cpu_clock`` over the cell's calls back to back; each call alone,
+``_harness.timed_cpu``, with a pause), the data's size pickled, how many children
 of the worker served the calls, and the
 calls that failed (a child serves ``worker.CHILD_CALLS`` calls, then the next one takes over: the
 calls cross that point at d = 1,000 with the default ``--calls``).
 
 Written to ``benchmarks/results/worker_calls.json`` and ``.md``.
 
-Run: ``PYTHONPATH=. python benchmarks/bench_worker_calls.py --before REV`` (about 1 min; ``--calls N``
+Run: ``PYTHONPATH=. python benchmarks/bench_worker_calls.py --before REV`` (about 2 min; ``--calls N``
 per cell, default 300).
 """
 
@@ -43,6 +45,7 @@ import ldpopt
 from ldpopt.problems import Problem, Simplex, worker
 
 calls = int(sys.argv[1])
+PAUSES = (0.0, 0.05, 0.3)  # between calls: none (a solve's calls), and as a user's code leaves them
 
 worker.clean = lambda: False  # every call through the server, none forked directly
 worker._SERVER.start()
@@ -56,8 +59,8 @@ for d in %(sizes)r:
     data = {k: v for k, v in data.items() if k != "param_prob"}
     for _ in range(20):  # warm: the server's children forked, the data's path through pickle run
         worker.call(len, (data,), 30.0)
-    for pause in (0.0, 0.05):
-        walls, served, failed = [], set(), []
+    for pause in PAUSES:
+        walls, cpus, served, failed = [], [], set(), []
 
         def ask(fn, args):
             try:
@@ -65,24 +68,27 @@ for d in %(sizes)r:
             except Exception as exc:  # a call that failed: counted, named
                 failed.append(f"{type(exc).__name__}: {exc}")
 
-        n = calls if pause == 0.0 else max(calls // 10, 10)
+        n = calls if pause == 0.0 else max(int(calls * 0.005 / pause), 10)
         cpu0 = H.cpu_clock()
         for _ in range(n):
-            if pause:
+            if pause:  # each call timed on its own after the pause (H.timed_cpu), its CPU read alone
                 time.sleep(pause)
+                c, w, _ = H.timed_cpu(lambda: ask(len, (data,)))
+                walls.append(w)
+                cpus.append(c)
+                served.add(ask(os.getpid, ()))  # which child served: asked once more, untimed
+                continue
             w0 = time.perf_counter()
             ask(len, (data,))
             walls.append(time.perf_counter() - w0)
-            if pause:  # which child served: asked once more, untimed
-                served.add(ask(os.getpid, ()))
-        cpu = H.cpu_clock() - cpu0
+        cpu = H.cpu_clock() - cpu0 if not pause else float(np.sum(cpus))
         if not pause:  # which children serve calls back to back: as many calls again, asking
             for _ in range(n):
                 served.add(ask(os.getpid, ()))
         w = 1e3 * np.asarray(walls)
         out.append({"d": d, "pause_s": pause, "calls": n, "mean_ms": float(w.mean()),
                     "median_ms": float(np.median(w)), "p90_ms": float(np.percentile(w, 90)),
-                    "cpu_ms": None if pause else 1e3 * cpu / n, "bytes": len(pickle.dumps(data, protocol=5)),
+                    "cpu_ms": 1e3 * cpu / n, "bytes": len(pickle.dumps(data, protocol=5)),
                     "children": len(served - {None}), "failed": len(failed), "failures": sorted(set(failed))})
         print(json.dumps(out[-1]), file=sys.stderr, flush=True)
 print(json.dumps(out))
@@ -132,8 +138,8 @@ def write_markdown(out: dict, out_dir: Path) -> None:
           ("One `worker.call(len, (data,))` with Clarabel's compiled data of CLS on the simplex + one sparse and five "
            "dense user rows (its size pickled in the second column): wall per call in ms (mean / median / 90th "
            "percentile), CPU per call in ms of the caller, the worker and its children together (`_harness.cpu_clock`, "
-           "children that exited included; not read with a pause, where each call is followed by an untimed "
-           "one asking which child served), the worker's children that served the calls, and the calls that failed (each raised out of `worker.call`)."), "",
+           "children that exited included; with a pause, each call read alone, `_harness.timed_cpu`, and followed "
+           "by an untimed one asking which child served), the worker's children that served the calls, and the calls that failed (each raised out of `worker.call`)."), "",
           "| d | data | pause | calls | wall before | CPU before | children, failed before | wall after | CPU after "
           "| children, failed after |",
           "|---|---|---|---|---|---|---|---|---|---|"]

@@ -91,8 +91,9 @@ def live_children(pid: int) -> list[int]:
 
 def no_orphans(before: set[int], wait: float = 3.0) -> tuple[bool, list[int], list[int]]:
     """Whether, within ``wait`` seconds, this process has no live child but those of ``before`` and
-    the worker's server (running or starting), and the server no live child but those waiting for
-    a call (at most ``worker.IDLE_MAX``): (that, this process's new children, the server's)."""
+    the worker's server (running or starting), and the server no live child but those lent to this
+    process between its calls or waiting for one (at most ``worker.LENT_MAX`` + ``worker.IDLE_MAX``):
+    (that, this process's new children, the server's)."""
     from ldpopt.problems import worker
 
     t0 = time.perf_counter()
@@ -100,7 +101,7 @@ def no_orphans(before: set[int], wait: float = 3.0) -> tuple[bool, list[int], li
         server = worker.server_pid() or getattr(worker._SERVER.proc, "pid", None)
         mine = [k for k in live_children(os.getpid()) if k != server and k not in before]
         theirs = live_children(server) if server is not None else []
-        ok = not mine and len(theirs) <= worker.IDLE_MAX
+        ok = not mine and len(theirs) <= worker.LENT_MAX + worker.IDLE_MAX
         if ok or time.perf_counter() - t0 > wait:
             return ok, mine, theirs
         time.sleep(0.02)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -149,6 +150,11 @@ def _sleep(seconds):
     time.sleep(seconds)
 
 
+def _sleep_and_pid(seconds):
+    time.sleep(seconds)
+    return os.getpid(), seconds
+
+
 def _raise(*args):
     raise RuntimeError("raised in the child")
 
@@ -223,12 +229,11 @@ def test_a_child_of_the_worker_serves_call_after_call_its_solver_threads_include
     assert foreign_threads() == before  # nothing of it in this process
 
 
-def test_a_child_says_it_waits_before_its_answer_so_calls_back_to_back_go_to_it(monkeypatch):
-    # the order itself, in this process: once the answer can be read, the child's "waiting" is
-    # already on its link to the server (which reads the link before the caller's next request); a
-    # call that raised, or a child's last call (CHILD_CALLS), retires the child, so it says nothing
-    # there: a call handed to it would find it gone
-    import select
+def test_a_lent_child_answers_whether_it_serves_on_and_its_callers_next_call_goes_to_it(monkeypatch):
+    # one call on a caller's connection: the answer says whether the child serves the caller's next
+    # call (a call that raised, or a child's last call, CHILD_CALLS, retires it); a connection the
+    # caller closed before a call gives the child back (None), and a caller gone before its answer
+    # (it stopped waiting at its limit) leaves it serving on
     import socket
 
     from _faults import pid_and_size
@@ -239,35 +244,68 @@ def test_a_child_says_it_waits_before_its_answer_so_calls_back_to_back_go_to_it(
     for fn, args, last, served_on in ((pid_and_size, (b"abc",), False, True), (_divide, (), False, False),
                                       (pid_and_size, (b"abc",), True, False)):
         caller, conn = socket.socketpair()
-        server, link = socket.socketpair()
         worker._send(caller, worker._pack((fn, args, {})))
         with conn:
-            assert worker._serve_one(conn, link, last=last) is served_on
-        kind, _ = worker._recv_obj(caller).value()
-        assert kind == ("error" if fn is _divide else "ok")
-        assert bool(select.select([server], [], [], 0)[0]) is served_on
-        if served_on:
-            assert server.recv(1) == b"i"
-        for end in (caller, server, link):
-            end.close()
-    # a caller gone before its answer (it stopped waiting at its limit): the child said it waits, and
-    # it does (it keeps nothing of the call)
+            assert worker._serve_one(conn, last=last) is served_on
+        kind, _, on = worker._recv_obj(caller).value()
+        assert kind == ("error" if fn is _divide else "ok") and on is served_on
+        caller.close()
     caller, conn = socket.socketpair()
-    server, link = socket.socketpair()
+    caller.close()
+    with conn:
+        assert worker._serve_one(conn) is None
+    caller, conn = socket.socketpair()
     worker._send(caller, worker._pack((pid_and_size, (b"abc",), {})))
     caller.close()
     with conn:
-        assert worker._serve_one(conn, link) is True
-    assert server.recv(1) == b"i"
-    server.close()
-    link.close()
-    # through the worker: calls back to back, with no pause, are served by one child, and past its
-    # CHILD_CALLS by the next, every call answered
+        assert worker._serve_one(conn) is True
+    # through the worker: calls back to back go to the child lent to this process, straight to it
+    # (the server is not woken: its context switches do not move), and past its CHILD_CALLS to the
+    # next, every call answered
     monkeypatch.undo()
     monkeypatch.setattr(worker, "forks_directly", lambda: False)
+    worker.call(pid_and_size, (np.zeros(10),), 60.0)
+    server = worker.server_pid()
+
+    def switches():
+        with open(f"/proc/{server}/status") as fh:
+            return sum(int(line.split()[1]) for line in fh if "ctxt_switches" in line)
+
+    time.sleep(0.2)  # the server's fork of its next waiting child, while the first call ran, done
+    if os.path.exists(f"/proc/{server}/status"):
+        before = switches()
+        pids = {worker.call(pid_and_size, (np.zeros(10),), 60.0)[0] for _ in range(50)}
+        assert len(pids) == 1 and switches() == before
     pids = [worker.call(pid_and_size, (np.zeros(6000),), 60.0)[0] for _ in range(worker.CHILD_CALLS + 100)]
     changes = sum(a != b for a, b in zip(pids, pids[1:]))
     assert changes <= 2 and len(set(pids)) <= 3 and os.getpid() not in pids, (changes, len(set(pids)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_children_lent_to_overlapping_calls_are_given_back_and_the_worker_keeps_few(monkeypatch):
+    # calls from several threads at once borrow a child each; after them this process keeps at most
+    # LENT_MAX and gives the others back, and the server keeps at most IDLE_MAX of those waiting: a
+    # child given back says so (it would otherwise be counted neither lent nor waiting, and each
+    # burst would leave more)
+    from concurrent.futures import ThreadPoolExecutor
+
+    from _faults import live_children, pid_and_size
+
+    from ldpopt.problems import worker
+
+    monkeypatch.setattr(worker, "forks_directly", lambda: False)
+    worker.call(pid_and_size, (b"x",), 60.0)
+    server = worker.server_pid()
+    served = set()
+    for _ in range(3):
+        with ThreadPoolExecutor(4) as pool:
+            served |= {p for p, _ in pool.map(lambda _: worker.call(_sleep_and_pid, (0.3,), 60.0), range(4))}
+        t0 = time.perf_counter()
+        while len(live_children(server)) > worker.IDLE_MAX + worker.LENT_MAX and time.perf_counter() - t0 < 5:
+            time.sleep(0.02)
+        assert len(live_children(server)) <= worker.IDLE_MAX + worker.LENT_MAX
+    assert len(served) >= 4  # the calls of a burst overlapped: each had a child of its own
+    assert worker.call(pid_and_size, (b"x",), 60.0)[1] == 1  # and the worker serves on
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")

@@ -1,5 +1,6 @@
 """A clean process that serves each foreign call in a child of its own: started once (a fresh
-interpreter, never a fork of this process), it keeps one child forked and waiting, so a call pays a
+interpreter, never a fork of this process), it keeps one child forked and waiting, and lends it to a
+caller, who then calls it directly, call after call, on a connection of its own; a call pays a
 socket round trip and the pickling, and a child never inherits a solver's thread pool, a lock held
 by another thread, or a crash's aftermath. Notes: docs/notes/problems.md, "ldpopt.problems.worker".
 """
@@ -37,6 +38,9 @@ CHILD_CALLS = 1000
 CHILD_MEMORY = 1 << 30
 #: children of the server kept waiting for a call at most (more were forked while calls overlapped)
 IDLE_MAX = 2
+#: children a caller keeps lent to it between its calls at most (more were lent while its threads'
+#: calls overlapped: given back to the server)
+LENT_MAX = 1
 #: seconds a call waits between looks at the clock
 _POLL = 0.05
 #: seconds a call waits for the server to start before giving up (its start measured 1.0-2.5 s on a
@@ -206,55 +210,59 @@ def _resident() -> int:
         return 0
 
 
-def _serve_one(conn: socket.socket, link: socket.socket | None = None, last: bool = False) -> bool:
-    """One call on ``conn``: read (function, arguments), run, send ("ok", value) or ("error", text).
-    Whether the child serves on (an error, more than :data:`CHILD_MEMORY` resident, or ``last``, its
-    :data:`CHILD_CALLS`-th call, retires it; a caller gone before the answer does not). A child that
-    serves on says ``i`` on ``link`` before it sends the answer, so the server counts it waiting
-    before its caller can ask again: a caller's next call then goes to it rather than to a child
-    forked meanwhile (a fork of the server, a few ms, off and on the path). One that retires says
-    nothing: a call handed to it would find it gone."""
+def _serve_one(conn: socket.socket, last: bool = False) -> bool | None:
+    """One call on ``conn``, a caller's connection: read (function, arguments), run, send ``(kind,
+    value, on)`` — ``("ok", value)`` or ``("error", text)``, and whether this child serves the
+    caller's next call on ``conn``. ``on`` False (it retires): an error, more than
+    :data:`CHILD_MEMORY` resident, or ``last``, its :data:`CHILD_CALLS`-th call; the caller then
+    drops the connection, and the child exits. None: the caller closed ``conn`` before a call (it
+    gave the child back); a caller gone before the answer does not retire it."""
     body = _recv_obj(conn)
     if body is None:
-        return False
+        return None
     try:
         fn, args, kwargs = body.value()
         del body  # the call's data not held while it runs
-        out = ("ok", fn(*args, **kwargs))
+        kind, value = "ok", fn(*args, **kwargs)
     except BaseException as exc:  # noqa: BLE001 - reported to the caller as text
-        out = ("error", f"{type(exc).__name__}: {exc}")
+        kind, value = "error", f"{type(exc).__name__}: {exc}"
+    on = kind == "ok" and not last and _resident() <= CHILD_MEMORY
     try:
-        data = _pack(out)
+        data = _pack((kind, value, on))
     except Exception as exc:  # noqa: BLE001 - an answer that cannot travel
-        out = ("error", f"the answer could not be sent: {type(exc).__name__}: {exc}")
-        data = _pack(out)
-    on = out[0] == "ok" and not last and _resident() <= CHILD_MEMORY
-    if on and link is not None:
-        link.sendall(b"i")
-    # a caller gone (it stopped waiting at its limit) leaves nothing of its call here: a child that
-    # said it waits, waits
+        on = False
+        data = _pack(("error", f"the answer could not be sent: {type(exc).__name__}: {exc}", on))
+    # a caller gone (it stopped waiting at its limit) leaves nothing of its call here
     with contextlib.suppress(OSError):
         _send(conn, data)
     return on
 
 
 def _child(link: socket.socket) -> None:
-    """A child of the server: it waits on ``link`` for a call's socket, serves the call
-    (:func:`_serve_one`, which says ``i``, idle, on ``link`` where it serves on) and waits for the
-    next, up to :data:`CHILD_CALLS` calls; it exits after a call that did not answer "ok" or left it
-    holding more than :data:`CHILD_MEMORY`, and when the server closes ``link``. It never forks, so a
-    solver's thread pool started here serves its next calls."""
-    code = 0
+    """A child of the server: it waits on ``link`` for a caller's connection (the server lends it
+    to one caller), serves that caller's calls on it one after another (:func:`_serve_one`) until
+    the caller closes it, then says ``i``, idle, on ``link`` and waits for the next, up to
+    :data:`CHILD_CALLS` calls in all; it exits after a call that did not answer "ok" or left it
+    holding more than :data:`CHILD_MEMORY`, and when the server closes ``link``. The server is not
+    woken by a call: only by a loan and its end. It never forks, so a solver's thread pool started
+    here serves its next calls."""
+    code, calls = 0, 0
     try:
         _die_with_parent()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        for k in range(CHILD_CALLS):
+        while calls < CHILD_CALLS:
             _, fds, _, _ = socket.recv_fds(link, 1, 1)
             if not fds:
                 break
             with socket.socket(fileno=fds[0]) as conn:
-                if not _serve_one(conn, link, last=k == CHILD_CALLS - 1):
-                    break
+                while calls < CHILD_CALLS:
+                    on = _serve_one(conn, last=calls == CHILD_CALLS - 1)
+                    if on is None:  # given back: waits for the next loan
+                        break
+                    calls += 1
+                    if not on:
+                        return
+            link.sendall(b"i")
     except BaseException:  # noqa: BLE001 - the server closed the link, or the caller went
         code = 1
     finally:
@@ -262,12 +270,13 @@ def _child(link: socket.socket) -> None:
 
 
 def serve(fd: int) -> None:
-    """The server's loop on the control socket ``fd``. Its children (:func:`_child`) serve one call
-    at a time and wait for the next; it keeps one waiting, forked while no message waits, so that a
-    fork is off the callers' path: ``r`` with a socket passed along (a call's own connection)
-    hands that socket to a waiting child and answers its pid; ``w`` + pid kills that child (its
-    caller gave up on it) unless it already waits again, reaps it and answers its wait status. A child that says ``i`` waits again (at most
-    :data:`IDLE_MAX` wait; others are retired); one that exits is reaped. Exits when the caller's
+    """The server's loop on the control socket ``fd``. Its children (:func:`_child`) are lent to
+    one caller at a time, who calls them directly; it keeps one waiting, forked while no message
+    waits, so that a fork is off the callers' path: ``r`` with a socket passed along (a caller's
+    own connection) lends a waiting child to that caller (hands it the socket) and answers its pid;
+    ``w`` + pid kills that child (its caller gave up on it) unless it was given back and waits
+    again, reaps it and answers its wait status. A child that says ``i``, given back, waits again
+    (at most :data:`IDLE_MAX` wait; others are retired); one that exits is reaped. Exits when the caller's
     end closes (the caller died or shut it down), killing its children, and at once, silently, when
     that end is gone before the server is ready (a short script that exits while it starts)."""
     ctl = socket.socket(fileno=fd)
@@ -378,6 +387,8 @@ class _Server:
         self.starting = threading.Lock()   # one start at a time
         self.ready = threading.Event()
         self.start_seconds: float | None = None
+        self.lent: list[tuple[int, socket.socket]] = []  # children lent to this process, between its calls
+        self.lent_lock = threading.Lock()
 
     def alive(self) -> bool:
         return (self.proc is not None and self.owner == os.getpid() and self.ready.is_set()
@@ -411,6 +422,10 @@ class _Server:
 
     def stop(self) -> None:
         self.ready.clear()
+        with self.lent_lock:  # (a fork of the owner only closes its own copies: the owner's stay lent)
+            for _, conn in self.lent:
+                conn.close()
+            self.lent.clear()
         if self.proc is not None and self.owner == os.getpid():
             with contextlib.suppress(OSError):
                 assert self.ctl is not None
@@ -421,8 +436,13 @@ class _Server:
                 self.proc.wait(timeout=5)
         self.proc = self.ctl = None
 
-    def fork_child(self) -> tuple[int, socket.socket]:
-        """A child of the server for one call (the one waiting): its pid and this end of its socket."""
+    def borrow(self) -> tuple[int, socket.socket]:
+        """A child of the server for one call: one lent to this process and given back by its last
+        call (:meth:`give_back`), else one the server lends now (its waiting one); its pid and this
+        end of its connection."""
+        with self.lent_lock:
+            if self.lent and self.owner == os.getpid():
+                return self.lent.pop()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             with self.lock:
@@ -435,6 +455,15 @@ class _Server:
             mine.close()
             raise Crashed("the solver worker process died")
         return struct.unpack("<q", got)[0], mine
+
+    def give_back(self, pid: int, conn: socket.socket) -> None:
+        """Child ``pid``, which answered and serves on, kept for this process's next call (at most
+        :data:`LENT_MAX`); past that, its connection closed: it goes back to the server."""
+        with self.lent_lock:
+            if len(self.lent) < LENT_MAX and self.alive():
+                self.lent.append((pid, conn))
+                return
+        conn.close()
 
     def reap(self, pid: int) -> int:
         """Child ``pid`` killed (unless it answered after all and waits again) and reaped by the
@@ -512,9 +541,10 @@ def clean() -> bool:
 def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solver", kwargs: dict | None = None):
     """``fn(*args, **kwargs)`` in a child process; its (picklable) return value.
 
-    The child is the server's waiting child (:func:`serve`): a fresh interpreter started once (in the
-    background at the first call, and again after it died), which forks its next child while this
-    call runs; ``fn`` travels by reference (a module-level function), the arguments pickled. Until
+    The child is one the server (:func:`serve`: a fresh interpreter started once, in the background
+    at the first call, and again after it died) lent to this process: the one that answered this
+    process's last call, called again directly (the server not woken), else the server's waiting
+    child, lent now (the server forks its next one while this call runs); ``fn`` travels by reference (a module-level function), the arguments pickled. Until
     the server has started, a call from a :func:`clean` process (no foreign thread pool) forks this
     process instead (:func:`forks_directly`; ``fn`` may then be any callable); a call from a process
     that is not clean waits for the server, its start counted against ``seconds``. Raises
@@ -535,11 +565,11 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
             raise Crashed(f"{what}: the solver worker process could not be started")
     payload = _pack((fn, tuple(args), dict(kwargs or {})))
     try:
-        pid, conn = _SERVER.fork_child()
+        pid, conn = _SERVER.borrow()
     except (OSError, Crashed):
         _SERVER.stop()
         raise Crashed(f"{what}: the solver worker process died; the next call starts another") from None
-    answer: _Incoming | None = None
+    answer: tuple | None = None  # (kind, value, whether the child serves on)
     timed_out = False
     try:
         with contextlib.suppress(OSError):  # a child dead before reading: as a crash
@@ -560,10 +590,13 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
             except OSError:  # reset by a child gone without reading the call: as a crash
                 break
         if got.done:
-            answer = got
+            answer = got.value()
     finally:
-        conn.close()
         status = -1
+        if answer is not None and answer[2]:  # it serves on: kept for the next call
+            _SERVER.give_back(pid, conn)
+        else:
+            conn.close()
         try:
             if timed_out or answer is None:  # killed by the server, its status read (a crash's signal named)
                 status = _SERVER.reap(pid)
@@ -573,7 +606,7 @@ def call(fn, args: tuple = (), seconds: float | None = None, what: str = "a solv
         raise TimedOut(f"{what} stopped at its time limit of {seconds:.3g} s (killed)")
     if answer is None:
         raise Crashed(_died(what, status))
-    kind, value = answer.value()
+    kind, value, _ = answer
     if kind == "error":
         raise Raised(value)
     return value
@@ -606,9 +639,9 @@ def _forked(fn, args: tuple, kwargs: dict, seconds: float | None, what: str):
         try:
             os.close(read)
             try:
-                out = ("ok", fn(*args, **kwargs))
+                out = ("ok", fn(*args, **kwargs), False)
             except BaseException as exc:  # noqa: BLE001 - reported to the parent as text
-                out = ("error", f"{type(exc).__name__}: {exc}")
+                out = ("error", f"{type(exc).__name__}: {exc}", False)
             _write_all(write, _pack(out))
         except BaseException:  # noqa: BLE001 - the parent sees no complete result
             code = 1
@@ -636,7 +669,7 @@ def _forked(fn, args: tuple, kwargs: dict, seconds: float | None, what: str):
     if not got.done:  # a partial or empty result: the child died while sending
         raise Crashed(_died(what, status))
     try:
-        kind, value = got.value()
+        kind, value, _ = got.value()
     except Exception:  # noqa: BLE001 - an answer this process cannot read back: as the child's failure
         raise Crashed(_died(what, status)) from None
     if kind == "error":

@@ -235,7 +235,7 @@ def highs(cost, kwargs: dict, time_limit: float | None):
     (:data:`HIGHS_NO_LIMIT` without one). Every HiGHS call of a solve goes through here (the exact
     feasibility decision's LPs, the check's active-set LP).
     In this process where the worker cannot run (no ``fork``). A call costs 1-3 ms more than in
-    this process (the worker's waiting child; ``benchmarks/bench_worker.py``)."""
+    this process (the worker's child lent to this process; ``benchmarks/bench_worker.py``)."""
     import os
 
     from .. import worker

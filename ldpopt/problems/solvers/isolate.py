@@ -45,7 +45,7 @@ def runs_isolated(name: str, own_limit: bool, limited: bool) -> bool:
     fault, hang or exception is one failed attempt, never the user's process. A segmentation fault
     in this process cannot be guarded, so nothing runs here by choice; without ``fork`` (Windows)
     the solver runs in this process behind its own time limit and the exception handler alone. A
-    call through the worker's waiting child costs 1-3 ms (the pickling and a socket round trip;
+    call through the worker's child lent to this process costs 1-3 ms (the pickling and a socket round trip;
     ``benchmarks/bench_worker.py``)."""
     return fork_available()
 
