@@ -487,13 +487,14 @@ def clarabel_at_ldpopts_options(fam, multiplier=None):
 
 def creeping_family():
     """(family, solver, data, opts, full): the first of :data:`CREEPING` on which Clarabel at ldpopt's
-    options (:func:`clarabel_at_ldpopts_options`) runs to its iteration limit and says
+    options (:func:`clarabel_at_ldpopts_options`), in ldpopt's unit (``multiplier="auto"``: the
+    chain's first attempt is then in that unit too), runs to its iteration limit and says
     ``AlmostSolved`` on this machine, with that answer (``full``). An AssertionError names the
     candidates where none does."""
     seen = []
     for seed, d in CREEPING:
         fam = draw_family(seed, d)
-        solver, data, opts = clarabel_at_ldpopts_options(fam)
+        solver, data, opts = clarabel_at_ldpopts_options(fam, multiplier="auto")
         full = solver.solve_via_data(data, False, False, opts)
         if str(full.status) == "AlmostSolved" and full.iterations == opts["max_iter"]:
             return fam, solver, data, opts, full

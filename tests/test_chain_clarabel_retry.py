@@ -1,8 +1,10 @@
-"""The cvxpy chain retries Clarabel once at its own default tolerances (policy.CLARABEL_RETRY) when it
-stops without an answer at ldpopt's tighter ones at a point within the constraints, and, where that
-retry gives no answer that passes either, or at once where Clarabel failed or stopped off the
-constraints, once more on the problem in your objective's own unit (policy.CLARABEL_UNITS,
-``Problem.rescaled``), before any first-order solver; each retry is one more attempt, named in
+"""The cvxpy chain's Clarabel: a callable whose unit is ldpopt's choice goes to it as written first
+(routes.first_unit: your objective's own unit, policy.CLARABEL_UNITS); Clarabel is retried once at its
+own default tolerances (policy.CLARABEL_RETRY) when it stops without an answer at ldpopt's tighter ones
+at a point within the constraints, and, where that retry gives no answer that passes either, or at
+once where Clarabel failed, stopped off the constraints or returned a point ldpopt's check refuted,
+once more on the problem in the other unit (``Problem.rescaled``: yours after ldpopt's, ldpopt's after
+yours), before any first-order solver; each retry is one more attempt, named in
 ``Solution.attempts``, and ldpopt's check of the problem as posed decides its point (plain cvxpy +
 Clarabel at 1e-10 is the referee here)."""
 
@@ -18,7 +20,13 @@ from problem_strategies import draw_family
 
 from ldpopt.problems.solution import within_tolerance
 from ldpopt.problems.solvers import routes
-from ldpopt.problems.solvers.policy import CLARABEL_RETRY, CLARABEL_RETRY_NAME, CLARABEL_UNITS, CLARABEL_UNITS_NAME
+from ldpopt.problems.solvers.policy import (
+    CLARABEL_OWN_UNIT_NAME,
+    CLARABEL_RETRY,
+    CLARABEL_RETRY_NAME,
+    CLARABEL_UNITS,
+    CLARABEL_UNITS_NAME,
+)
 
 
 def _plain(fam, **opts):
@@ -126,7 +134,7 @@ def test_no_retry_where_the_caller_configured_clarabel_or_the_check_refuted(monk
         sol = fam.ldpopt_problem().solve(tol_gap_abs=1e-9)
         assert CLARABEL_RETRY_NAME not in [a["solver"] for a in sol.attempts] and len(seen) == 1
         seen, _ = _first_clarabel_fails(monkeypatch, status="inaccurate")
-        sol = fam.ldpopt_problem().solve()
+        sol = fam.ldpopt_problem().solve()  # (f's own unit: no other unit to retry in either)
         assert CLARABEL_RETRY_NAME not in [a["solver"] for a in sol.attempts] and len(seen) == 1
 
 
@@ -181,8 +189,72 @@ def test_no_retry_in_your_units_where_the_unit_is_yours_already_or_the_point_was
         names = [a["solver"] for a in sol.attempts]
         assert CLARABEL_RETRY_NAME not in names and CLARABEL_UNITS_NAME not in names and len(seen) == 1
         seen, _ = _first_clarabel_fails(monkeypatch, status="inaccurate", failing=2)
-        sol = fam.ldpopt_problem().solve()  # a refuted point: no retry at all
+        sol = fam.ldpopt_problem(CLARABEL_UNITS).solve()  # a refuted point in the one unit: no retry at all
         assert CLARABEL_UNITS_NAME not in [a["solver"] for a in sol.attempts] and len(seen) == 1
+
+
+#: generated families at d = 30 whose callable ldpopt recognises (its unit ldpopt's, ≠ 1) and whose
+#: chain starts with Clarabel (found by construction alone: ``routes.first_unit`` ≠ ``Problem.scale``)
+AS_WRITTEN_FIRST = (4, 8, 9, 19, 24)
+
+
+def _as_written_first(seed: int):
+    fam = draw_family(seed, 30)
+    prob = fam.ldpopt_problem()
+    if routes.first_unit(prob) == prob.scale or routes.chain_for(prob, None)[:1] != ("CLARABEL",):
+        pytest.skip("this family's callable is not first solved as written, or its chain does not start with Clarabel")
+    return fam, prob
+
+
+def test_the_first_unit_is_yours_only_where_the_unit_is_ldpopts_choice():
+    """A recognised callable (ldpopt's unit, ≠ 1) goes to the chain's Clarabel as written first; with
+    ``multiplier="auto"`` or a number, or a ``scale`` you gave, in the problem's own unit; an
+    unrecognised callable's unit is f's own already."""
+    fam, prob = _as_written_first(AS_WRITTEN_FIRST[0])
+    assert prob.scale != CLARABEL_UNITS and routes.first_unit(prob) == CLARABEL_UNITS
+    for other in (fam.ldpopt_problem(multiplier="auto"), fam.ldpopt_problem(multiplier=2.0),
+                  fam.ldpopt_problem(scale=0.25)):
+        assert routes.first_unit(other) == other.scale
+    plain = draw_family(3, 30).ldpopt_problem()  # not recognised: as written, its unit f's own
+    assert plain.scale == CLARABEL_UNITS == routes.first_unit(plain)
+
+
+@pytest.mark.parametrize("seed", AS_WRITTEN_FIRST)
+def test_a_recognised_callable_goes_to_clarabel_as_written_then_in_ldpopts_unit(monkeypatch, seed):
+    """Its first Clarabel attempt solves the problem in your objective's own unit; where that attempt
+    fails, the next is in ldpopt's (``"CLARABEL in ldpopt's unit"``, the problem's own scale, ldpopt's
+    options), and the answer, in frequency units, is plain cvxpy's."""
+    fam, prob = _as_written_first(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seen, units = _first_clarabel_fails(monkeypatch)
+        sol = prob.solve()
+        ref, f_ref = _plain(fam, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    if not seen:
+        pytest.skip("answered before the cvxpy chain")
+    names = [a["solver"] for a in sol.attempts]
+    assert names[:2] == ["CLARABEL", CLARABEL_OWN_UNIT_NAME], names
+    assert units[:2] == [CLARABEL_UNITS, prob.scale] and seen[1] is None  # ldpopt's own options
+    if sol.success and ref.status == "optimal":
+        assert np.max(np.abs(sol.f - f_ref)) < 1e-5
+
+
+@pytest.mark.parametrize("seed", AS_WRITTEN_FIRST)
+def test_a_point_the_check_refuted_in_one_unit_is_solved_again_in_the_other(monkeypatch, seed):
+    """Clarabel's first answer, as written, with ldpopt's check saying it fails (``inaccurate``): no
+    retry at Clarabel's looser defaults, one in ldpopt's unit, and SCS only after it."""
+    fam, prob = _as_written_first(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        seen, units = _first_clarabel_fails(monkeypatch, status="inaccurate", stalled=1)
+        sol = prob.solve()
+    if not seen:
+        pytest.skip("answered before the cvxpy chain")
+    names = [a["solver"] for a in sol.attempts]
+    assert names[:2] == ["CLARABEL", CLARABEL_OWN_UNIT_NAME] and CLARABEL_RETRY_NAME not in names, names
+    assert units[:2] == [CLARABEL_UNITS, prob.scale]
+    if len(names) == 2 and sol.status in ("optimal", "optimal_unverified"):  # the retry's answer, saying why it ran
+        assert "failed ldpopt's check (policy.CLARABEL_UNITS)" in sol.message, sol.message
 
 
 @pytest.mark.parametrize("seed", [1, 5, 9])
@@ -260,7 +332,7 @@ def test_a_clarabel_stalled_at_its_reduced_tolerances_stops_at_ldpopts_iteration
         seen.clear()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return fam.ldpopt_problem().solve(**opts), list(seen)
+            return fam.ldpopt_problem(multiplier="auto").solve(**opts), list(seen)
 
     capped, its = solved()
     assert its[0] == (policy.CLARABEL_MAX_ITER, policy.CLARABEL_MAX_ITER)  # the stall cut at the limit

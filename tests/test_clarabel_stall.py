@@ -159,13 +159,13 @@ def test_a_family_that_stalls_is_stopped_and_the_chain_goes_on_as_after_the_limi
     fam, solver, data, opts, full = creeping_family()
     mine = solve_clarabel(solver, data, False, opts)
     assert mine.status == "AlmostSolved" and mine.stalled_at == mine.iterations < full.iterations
-    prob = fam.ldpopt_problem()
+    prob = fam.ldpopt_problem(multiplier="auto")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = _solve_collect(prob, "CLARABEL", False, opts, 60.0, stall=True)  # in the worker's child
         assert out["status"] == "optimal_inaccurate" and out["stats"]["stalled_at"] == mine.stalled_at
         assert out["stats"]["num_iters"] == mine.iterations
-        read = fam.ldpopt_problem().solve()
+        read = fam.ldpopt_problem(multiplier="auto").solve()
         monkeypatch.setattr(routes, "solved_where_stopped", lambda *a: False)
         sol = prob.solve()
     if read.attempts[0].get(STOP_SOLVED) and len(read.attempts) == 1:  # read at Clarabel's own tolerances
@@ -260,10 +260,10 @@ def test_the_chain_skips_a_retry_that_would_retrace_the_first_attempt(monkeypatc
         for seed, d in NEVER_MET:
             fam = draw_family(seed, d)
             monkeypatch.setattr(routes, "retry_retraces", real)
-            sol = fam.ldpopt_problem().solve(progress=False)
+            sol = fam.ldpopt_problem(multiplier="auto").solve(progress=False)
             first = sol.attempts[0]
             monkeypatch.setattr(routes, "retry_retraces", lambda sol: False)
-            forced = fam.ldpopt_problem().solve(progress=False)
+            forced = fam.ldpopt_problem(multiplier="auto").solve(progress=False)
             names = [a["solver"] for a in forced.attempts]
             if first.get(RETRY_MET, 0) is None and names[:2] == ["CLARABEL", CLARABEL_RETRY_NAME]:
                 break

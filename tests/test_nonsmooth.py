@@ -92,7 +92,10 @@ def test_a_non_unique_optimum_is_reported_with_its_flat_values():
         warnings.simplefilter("ignore")
         a, b = pr.solve(), pr.solve(solver="CLARABEL")
     assert a.status == b.status == "optimal"
-    assert abs(pr.objective.value(a.f, EST) - pr.objective.value(b.f, EST)) <= 1e-12
+    # the same J to 1e-9 of it (the default chain's Clarabel solves it as written first, its zeros
+    # carrying dust of 1e-12 there: 4.3e-12 apart on J = 0.0205)
+    ja, jb = pr.objective.value(a.f, EST), pr.objective.value(b.f, EST)
+    assert abs(ja - jb) <= 1e-9 * abs(jb)
     r = a.f - EST.f_tilde
     flat = int(np.count_nonzero(np.abs(r) > s * (1 + 1e-9)))
     assert "need not be unique" in a.not_unique and f"flat (linear) in {flat} values" in a.not_unique
@@ -120,8 +123,10 @@ def test_kink_bound_is_never_below_the_distance_on_random_small_problems():
         cons = [Simplex()] + ([SubsetSum(np.arange(0, d, 2), 0.4, "<=")] if case % 2 else [])
         pr = Problem(est, func, cons)
         x = cp.Variable(d)
-        cp.Problem(cp.Minimize(func(x, est)), [con for k in cons for _, con in k.build(x, est)]).solve(
-            solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13)
+        ref = cp.Problem(cp.Minimize(func(x, est)), [con for k in cons for _, con in k.build(x, est)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref.solve(solver="CLARABEL", tol_gap_abs=1e-13, tol_gap_rel=1e-13, tol_feas=1e-13)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sol = pr.solve(solver="CLARABEL")
@@ -129,6 +134,8 @@ def test_kink_bound_is_never_below_the_distance_on_random_small_problems():
         if case % 2 and target[::2].sum() > 0.4:
             target[::2] *= 0.4 / target[::2].sum()
             target[1::2] *= 0.6 / target[1::2].sum()
+        if ref.status != "optimal":  # no reference (case 3 here: optimal_inaccurate, 2.5e-5 from PIQP's and SCS's)
+            continue
         for t in (0.0, 1e-4, 1e-2):
             g = (1 - t) * sol.f + t * target
             cert = kink_certificate(pr, g, None if t else sol.duals, violation_tol(d))

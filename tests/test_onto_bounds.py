@@ -78,4 +78,6 @@ def test_planted_dust_on_a_solvers_answer_is_mended_and_certified_as_before(case
     assert "moved onto its bounds and total" in sol.message
     assert np.min(sol.f) >= 0 and abs(math.fsum(sol.f) - 1.0) <= 1e-12
     assert np.max(np.abs(sol.f - ref.f)) <= 2 * extra + 1e-9
-    assert "moved onto its bounds and total" not in refused.message and refused.status != "optimal"
+    # dust past the cap is not mended: the planted attempt fails (the chain may then answer in the
+    # other unit, whose own point may carry no dust to plant: routes.refuted_in_one_unit)
+    assert "moved onto its bounds and total" not in refused.message and refused.attempts[0]["status"] != "optimal"

@@ -142,13 +142,15 @@ class Problem:
         For ``objective="posterior"`` only.
     scale : float, optional
         The solver's variable is x = f/scale; default :func:`default_scale` = min(max(σ of Eq. 7, 1/d), 1)
-        (1 for the naive objective).
+        (1 for the naive objective). Given, the cvxpy chain's Clarabel solves in it first
+        (``scale_given``; :func:`~.solvers.routes.first_unit`).
 
     Attributes
     ----------
     f : cvxpy expression (scale·x), the frequency vector; x : the cvxpy Variable;
     cvxpy_problem : the compiled ``cvxpy.Problem``; constraint_names : names, in order;
-    objective_route : the route chosen for the objective, in words (a callable: recognised or not, why).
+    objective_route : the route chosen for the objective, in words (a callable: recognised or not, why);
+    scale, scale_given : the solver's unit, and whether you gave it.
     For a built-in objective with only Simplex / NonNegative / SumTo, the cvxpy side (f, x, cvxpy_problem) is built
     on first access: ``solve()`` by the structured solver never needs it.
     The compiled form, read-only: named_constraints, owners, multiplier, offset, compiled (and
@@ -206,6 +208,7 @@ class Problem:
         if (domain := domain_constraint(self.objective, cons)) is not None:
             cons = cons + [domain]  # the objective's implicit domain, explicit for ldpopt's own routes
         self.constraints = cons
+        self.scale_given = scale is not None  # the chain's Clarabel then solves in it first (routes.first_unit)
         if scale is None:
             scale = (default_scale(estimate, floor=self.objective.frequency_floor) if self.objective.scaled
                      else 1.0)

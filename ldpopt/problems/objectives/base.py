@@ -353,7 +353,10 @@ class UserObjective(Objective):
     routes: :func:`~ldpopt.problems.solvers.user_forms.route_objective`) is scaled like the
     built-ins, which hand the solver K·J with K chosen so that each coordinate's term has curvature
     O(1) in x = f/s: CLS has :math:`K = 1/s^2` (:math:`J = \lVert f − \tilde f \rVert^2`, curvature
-    2 per coordinate → 2 in x). A callable is a black box, so ``multiplier="auto"`` (those forms'
+    2 per coordinate → 2 in x). Where such a callable reaches the cvxpy chain, its Clarabel is
+    handed it as written first (unit 1, :attr:`as_written_first`), and in ldpopt's unit only where
+    that attempt gives no answer that passes ldpopt's check (measured at d = 10³:
+    ``results/random_families_summary.md``, "Clarabel as written first"). A callable is a black box, so ``multiplier="auto"`` (those forms'
     default; on any callable when given) measures its curvature κ per coordinate along the all-ones
     direction u at the uniform point f₀ = 1/d, by central second differences of cvxpy's own
     evaluation: :math:`κ = (J(f_0 + hu) + J(f_0 − hu) − 2J(f_0))/(d·h^2)`, h = 1/(4d) (f₀ ± hu stays > 0, so
@@ -423,6 +426,23 @@ class UserObjective(Objective):
         self.multiplier = multiplier
         # as written (K = 1 by default): the solver's unit is f's own too; else ldpopt's (default_scale)
         self.scaled = multiplier is not None or self.default_multiplier != 1.0
+
+    @property
+    def as_written_first(self) -> bool:
+        """Whether the cvxpy chain's Clarabel is handed this callable in your objective's own unit
+        first (the solver's variable f itself, :func:`~ldpopt.problems.solvers.routes.first_unit`),
+        then, where it stops without an answer, in ldpopt's unit: where the unit is ldpopt's choice
+        (``multiplier=None``) and the chain is ldpopt's (``solve()`` without ``solver=``). A
+        recognised form is solved in ldpopt's unit on ldpopt's own routes (its ``Problem.scale``);
+        this is the order of the cvxpy chain only.
+
+        Examples
+        --------
+        >>> from ldpopt.problems import UserObjective
+        >>> UserObjective(lambda f, e: f[0]).as_written_first, UserObjective(lambda f, e: f[0], multiplier="auto").as_written_first
+        (True, False)
+        """
+        return self.multiplier is None
 
     def build(self, f, x, scale, estimate):
         expr = self.func(f, estimate)

@@ -13,6 +13,7 @@ from .isolate import fork_available
 __all__ = [
     "CLARABEL_MAX_ITER",
     "CLARABEL_MAX_ITER_MAX_D",
+    "CLARABEL_OWN_UNIT_NAME",
     "CLARABEL_RETRY",
     "CLARABEL_RETRY_NAME",
     "CLARABEL_UNITS",
@@ -124,16 +125,23 @@ CONE_CHAIN = ("CLARABEL", "SCS")
 CLARABEL_RETRY = {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8}
 #: the retry's name in ``Solution.attempts``
 CLARABEL_RETRY_NAME = "CLARABEL at its default tolerances"
-#: the unit of the chain's second Clarabel retry: your objective's own (the solver's variable f itself,
-#: ``Problem.rescaled``), at ``DEFAULT_SOLVER_OPTIONS`` (at Clarabel's 1e-8 its point misses the
-#: check's 1e-6/d in frequency units), where the retry above at ldpopt's unit gave no answer that
-#: passed ldpopt's check, or where Clarabel at ldpopt's unit failed or stopped off the constraints
-#: (no retry at 1e-8 then), before any first-order solver; ldpopt's check of the problem as posed
-#: decides its point. Clarabel's path depends on the unit of its variable: measured in
-#: benchmarks/results/random_families_summary.md, "Clarabel in your objective's units"
+#: your objective's own unit (the solver's variable f itself, ``Problem.rescaled``): the unit of the
+#: chain's first Clarabel attempt where the callable's unit is ldpopt's choice (``routes.first_unit``:
+#: as plain cvxpy hands it over), and otherwise of the chain's second Clarabel retry, in the other
+#: unit — both at ``DEFAULT_SOLVER_OPTIONS`` (at Clarabel's 1e-8 its point misses the check's 1e-6/d
+#: in frequency units). That retry, in ldpopt's unit after yours or in yours after ldpopt's, runs
+#: where the retry above gave no answer that passed ldpopt's check, or where Clarabel's first attempt
+#: failed, stopped off the constraints (no retry at 1e-8 then) or returned a point the check refuted,
+#: before any first-order solver; ldpopt's check of the problem as posed decides its point.
+#: Clarabel's path depends on the unit of its variable: measured in
+#: benchmarks/results/random_families_summary.md, "Clarabel in your objective's units" and "Clarabel
+#: as written first"
 CLARABEL_UNITS = 1.0
 #: the second retry's name in ``Solution.attempts``
 CLARABEL_UNITS_NAME = "CLARABEL in your objective's units"
+#: the second retry's name where Clarabel first ran in your objective's units (``routes.first_unit``):
+#: then the retry is in ldpopt's (``Problem.scale``, the measured K)
+CLARABEL_OWN_UNIT_NAME = "CLARABEL in ldpopt's unit"
 #: up to this d a quadratic plus 2-norms of affine arguments (:class:`.user_forms.NormUserObjective`) goes
 #: to Clarabel's own interface first (:func:`direct_qp_solver`): faster than the chain's Clarabel at every d
 #: measured, 10² to 10⁵ (module docstring); past 10⁵ nothing was measured, so the chain as before

@@ -45,6 +45,7 @@ from .direct_qp import SUFFIX as DIRECT
 from .direct_qp import solve_direct_qp
 from .ipm import solve_ipm
 from .policy import (
+    CLARABEL_OWN_UNIT_NAME,
     CLARABEL_RETRY,
     CLARABEL_RETRY_NAME,
     CLARABEL_UNITS,
@@ -63,7 +64,7 @@ from .simplex_lp import SOLVER as SIMPLEX_LP
 from .simplex_lp import simplex_lp, solve_simplex_lp
 from .sqp import converged, newton_terms, solve_sqp
 
-__all__ = ["ROUTES", "Route", "chain_for", "clarabel_retries", "clarabel_stopped", "deferred", "in_units_retry", "not_infeasible_if_known_feasible", "pre_checked", "retry_retraces", "settle"]
+__all__ = ["ROUTES", "Route", "chain_for", "clarabel_retries", "clarabel_stopped", "deferred", "first_unit", "in_units_retry", "not_infeasible_if_known_feasible", "pre_checked", "refuted_in_one_unit", "retry_retraces", "settle"]
 
 #: interior-point solvers of the chains (:mod:`.policy`), and the first-order ones after them
 INTERIOR, FIRST_ORDER = frozenset({"CLARABEL", "PIQP"}), frozenset({"SCS", "OSQP"})
@@ -484,16 +485,30 @@ def solved_where_stopped(problem, ctx: SolveContext, sol: Solution) -> bool:
 
 
 def in_units_retry(problem, ctx: SolveContext) -> bool:
-    """Whether the chain runs Clarabel once more, at ldpopt's options, on the problem in your
-    objective's own unit (:data:`.policy.CLARABEL_UNITS`, :meth:`~..problem.Problem.rescaled`), after
+    """Whether the chain runs Clarabel once more, at ldpopt's options, on the problem in the other
+    unit — your objective's own (:data:`.policy.CLARABEL_UNITS`, :meth:`~..problem.Problem.rescaled`)
+    where Clarabel first ran at ldpopt's, ldpopt's where it first ran at yours (:func:`first_unit`) — after
     the retry of :func:`clarabel_retries` gave no answer that passed ldpopt's check and did not end
     the chain (:func:`first_order_cannot_do_better`), or at once where Clarabel stopped without a
     point within the constraints (:func:`clarabel_stopped`, not :func:`clarabel_retries`): the
-    problem's unit is not that one already and the time limit, if any, has not passed. Clarabel's
-    path depends on the unit of its variable (its scaling and its tolerances are relative to it), so
-    a problem that fails at ldpopt's unit may solve at f's own, as it does in plain cvxpy; the
-    answer's f and duals, in frequency units, are judged by this problem's check."""
+    problem's unit is not f's own (there is another unit) and the time limit, if any, has not
+    passed. Clarabel's path depends on the unit of its variable (its scaling and its tolerances are
+    relative to it), so a problem that fails at one unit may solve at the other; the answer's f and
+    duals, in frequency units, are judged by this problem's check."""
     return problem.scale != CLARABEL_UNITS and not ctx.clock.expired()
+
+
+def refuted_in_one_unit(problem, ctx: SolveContext, sol: Solution) -> bool:
+    """Whether the chain runs Clarabel once more in the other unit (:func:`in_units_retry`) after its
+    first attempt, at ldpopt's options, returned a point that ldpopt's check refuted
+    (``inaccurate``): a looser solve in the same unit is no likelier to pass the check
+    (:func:`clarabel_stopped`), but Clarabel's path, and where it stops, depend on the unit.
+    Measured on the grammar families at d = 10³ whose callable Clarabel first solves as written
+    (:func:`first_unit`): seed 4047, refuted as written and then ``inaccurate`` after SCS, is
+    ``optimal`` in ldpopt's unit (benchmarks/results/random_families_summary.md, "Clarabel as
+    written first")."""
+    return (sol.solver == "CLARABEL" and sol.status == "inaccurate" and not clarabel_configured(problem, ctx)
+            and in_units_retry(problem, ctx))
 
 
 def first_order_cannot_do_better(sol: Solution, rest, problem) -> str:
@@ -531,9 +546,28 @@ def first_order_cannot_do_better(sol: Solution, rest, problem) -> str:
     return ""
 
 
+def first_unit(problem) -> float:
+    """The unit of the chain's first Clarabel attempt (its variable x = f/unit): your objective's own,
+    :data:`.policy.CLARABEL_UNITS` (the callable as written, as plain cvxpy hands it over), where
+    the objective is your callable with ldpopt's choice of unit (:attr:`~..objectives.base.UserObjective.
+    as_written_first`) and you gave no ``scale``; else the problem's own (``Problem.scale``). The
+    other unit, where the two differ, is the chain's retry (:func:`in_units_retry`)."""
+    if getattr(problem.objective, "as_written_first", False) and not problem.scale_given:
+        return CLARABEL_UNITS
+    return problem.scale
+
+
+def unit_name(problem, unit: float) -> str:
+    """How ``Solution.attempts`` and the messages name a Clarabel attempt at ``unit`` that is the
+    chain's retry in the other unit."""
+    return CLARABEL_UNITS_NAME if unit == CLARABEL_UNITS else CLARABEL_OWN_UNIT_NAME
+
+
 def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
     """The cvxpy chain (and ``"SQP"`` in it): each solver in turn (:func:`.attempts.cvxpy_attempt`)
-    until one passes ldpopt's check, else the best checked point of every route; always an answer."""
+    until one passes ldpopt's check, else the best checked point of every route; always an answer.
+    In the default chain Clarabel's first attempt is at :func:`first_unit`; every other attempt, and
+    every attempt of a chain you named (``solver=``), at the problem's own unit."""
     clock = ctx.clock
     explicit = solver is not None
     attempts = ctx.attempts
@@ -541,11 +575,14 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
     interior_point = False  # an interior-point solver of the chain has returned a point
     retried = ""  # "ran": Clarabel ran at its default tolerances (policy.CLARABEL_RETRY); "retraced": it
     # was not run, its first attempt having shown that it would only retrace it (retry_retraces)
-    # (solver, options over the defaults, the unit where not the problem's own)
-    plan: list[tuple[str, dict | None, float | None]] = [(name, None, None) for name in chain]
+    first = first_unit(problem)
+    # (solver, options over the defaults, its unit, what it is: "first", "retry" at Clarabel's own
+    # tolerances, "units" in the other unit)
+    plan: list[tuple[str, dict | None, float, str]] = [
+        (name, None, first if name == "CLARABEL" and not explicit else problem.scale, "first") for name in chain]
     i = 0
     while i < len(plan):
-        name, retry, units = plan[i]
+        name, retry, unit, kind = plan[i]
         i += 1
         # the pre-check's deferred steps before the next solver, unless a point within the check's
         # tolerance is in hand (the set has a point to its resolution; a thinner conflict is still
@@ -570,18 +607,23 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
                 # a first-order fallback after an interior point's answer gets a budget of its own
                 # (an answer it rarely improves is already in hand), within the solve's limit
                 cap = fallback_budget(clock.elapsed()) if not explicit and name in FIRST_ORDER and interior_point else None
-                solved = problem if units is None else problem.derived(
-                    f"rescaled {units!r}", lambda unit=units: problem.rescaled(unit))
+                solved = problem if unit == problem.scale else problem.derived(
+                    f"rescaled {unit!r}", lambda unit=unit: problem.rescaled(unit))
                 sol = cvxpy_attempt(solved, name, ctx, not explicit and name == "SCS", cap, retry, judge=problem)
-                if units is not None:
-                    sol.message += (f" | {CLARABEL_UNITS_NAME} (the solver's variable f itself), after "
-                                    + {"ran": "both attempts at ldpopt's unit gave no answer that passed",
-                                       "retraced": "Clarabel at ldpopt's unit gave no answer that passed, and at "
-                                                   "its default tolerances would have retraced it"}.get(
-                                        retried, "Clarabel at ldpopt's unit stopped without a point within the "
+                if kind == "units":
+                    before = "your objective's units" if first == CLARABEL_UNITS else "ldpopt's unit"
+                    sol.message += (f" | {unit_name(problem, unit)} (" + (
+                        "the solver's variable f itself" if unit == CLARABEL_UNITS else
+                        f"the solver's variable f/{unit:.3g}, the objective times K = {solved.multiplier:.3g}")
+                                    + "), after "
+                                    + {"ran": f"both attempts at {before} gave no answer that passed",
+                                       "retraced": f"Clarabel at {before} gave no answer that passed, and at "
+                                                   "its default tolerances would have retraced it",
+                                       "refuted": f"Clarabel's answer at {before} failed ldpopt's check"}.get(
+                                        retried, f"Clarabel at {before} stopped without a point within the "
                                                  "constraints")
                                     + " (policy.CLARABEL_UNITS)")
-                elif retry is not None:
+                elif kind == "retry":
                     sol.message += (f" | {CLARABEL_RETRY_NAME} (1e-8), after ldpopt's tighter defaults "
                                     "gave no answer (policy.CLARABEL_RETRY)")
                 if cap is not None:
@@ -589,7 +631,7 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
                     sol.message += (f" | {name} ran as the chain's fallback under a budget of "
                                     f"{cap if left is None else min(cap, max(left, 0.0)):.3g} s (policy.fallback_budget)")
         assert sol.solver is not None  # both routes name their solver
-        if retry is None and units is None and solved_where_stopped(problem, ctx, sol):
+        if kind == "first" and solved_where_stopped(problem, ctx, sol):
             assert sol.checks is not None  # solved_where_stopped asks for a passed check
             sol.status = status_after_check("optimal", sol.checks)
             sol.success = sol.status == "optimal"
@@ -602,7 +644,7 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
                               else f"ldpopt's check: {sol.checks.summary()}"))
         clock.note(sol.solver, sol.iterations, status=sol.status,
                    **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
-        named = CLARABEL_UNITS_NAME if units is not None else CLARABEL_RETRY_NAME if retry is not None else None
+        named = unit_name(problem, unit) if kind == "units" else CLARABEL_RETRY_NAME if kind == "retry" else None
         record = _attempt(sol)  # (after the messages above), with what a cvxpy attempt's own record adds
         record.update({k: v for own in sol.attempts[:1] for k, v in own.items() if k not in record})
         attempts.append({**record, **({"solver": named} if named is not None else {})})
@@ -618,24 +660,29 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
             # unverifiable objective (a kink, no gradient), and ran to its limits here before
             # (total variation + CLS at d = 1,000: PIQP's point, then 30 s more of Clarabel and OSQP)
             break
-        after_retry = retry is not None  # the chain goes on as after the retry (its own, or one it skipped)
-        if retry is None and units is None and clarabel_stopped(problem, ctx, sol):
+        after_retry = kind == "retry"  # the chain goes on as after the retry (its own, or one it skipped)
+        other = problem.scale if first == CLARABEL_UNITS else CLARABEL_UNITS  # the retry's unit
+        if kind == "first" and clarabel_stopped(problem, ctx, sol):
             if clarabel_retries(problem, ctx, sol):
                 if not retry_retraces(sol):
-                    plan.insert(i, (name, CLARABEL_RETRY, None))  # one more attempt, named in ``attempts``
+                    plan.insert(i, (name, CLARABEL_RETRY, unit, "retry"))  # one more attempt, named in ``attempts``
                     retried = "ran"
                     continue
                 retried, after_retry = "retraced", True
                 sol.message += (f" | not run again as {CLARABEL_RETRY_NAME} (1e-8): none of its iterates met "
                                 "them, and at them it would retrace the same iterates (routes.retry_retraces)")
             elif in_units_retry(problem, ctx):  # an error, or a point off the constraints: the unit at once
-                plan.insert(i, (name, None, CLARABEL_UNITS))
+                plan.insert(i, (name, None, other, "units"))
                 continue
-        if not explicit and (why := first_order_cannot_do_better(sol, [n for n, _, _ in plan[i:]], problem)):
+        elif kind == "first" and refuted_in_one_unit(problem, ctx, sol):  # its answer refuted: the other unit
+            retried = "refuted"
+            plan.insert(i, (name, None, other, "units"))
+            continue
+        if not explicit and (why := first_order_cannot_do_better(sol, [n for n, _, _, _ in plan[i:]], problem)):
             sol.message += f" | the chain stops here: only first-order solvers are left, and {why}"
             break
         if after_retry and in_units_retry(problem, ctx):
-            plan.insert(i, (name, None, CLARABEL_UNITS))  # and one in your objective's units
+            plan.insert(i, (name, None, other, "units"))  # and one in the other unit
             continue
     if best is None or not (best.success or best.status.startswith("infeasible")):
         best = best_checked([best, ctx.kept])  # every route failed: the best checked point of all of them

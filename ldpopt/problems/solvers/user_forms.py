@@ -164,6 +164,11 @@ class RecognisedSeparable(SeparableObjective):
                          name=user.name, curvature=lambda l, u, e: form.curvature(l, u), cvxpy_expr=user.func)
         self.user, self.form = user, form
 
+    @property
+    def as_written_first(self) -> bool:
+        """As the user's callable's (:attr:`~ldpopt.problems.objectives.base.UserObjective.as_written_first`)."""
+        return self.user.as_written_first
+
     def per_value(self, estimate):
         """The per-value form on ``estimate``'s support counts, kept for the last estimate: the
         solver, its certificate and the check read one, whose distinct-count groups are found once."""
