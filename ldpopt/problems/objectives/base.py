@@ -355,9 +355,11 @@ class UserObjective(Objective):
     O(1) in x = f/s: CLS has :math:`K = 1/s^2` (:math:`J = \lVert f − \tilde f \rVert^2`, curvature
     2 per coordinate → 2 in x). Where such a callable reaches the cvxpy chain, its Clarabel is
     handed it as written first (unit 1, :attr:`as_written_first`), and in ldpopt's unit only where
-    that attempt gives no answer that passes ldpopt's check (measured at d = 10³:
-    ``results/random_families_summary.md``, "Clarabel as written first"). A callable is a black box, so ``multiplier="auto"`` (those forms'
-    default; on any callable when given) measures its curvature κ per coordinate along the all-ones
+    that attempt gives no answer that passes ldpopt's check (measured at d = 10² to 10⁵:
+    ``results/random_families_summary.md``, "Clarabel as written first").
+
+    A callable is a black box, so ``multiplier="auto"`` (those forms' default; on any callable when
+    given) measures its curvature κ per coordinate along the all-ones
     direction u at the uniform point f₀ = 1/d, by central second differences of cvxpy's own
     evaluation: :math:`κ = (J(f_0 + hu) + J(f_0 − hu) − 2J(f_0))/(d·h^2)`, h = 1/(4d) (f₀ ± hu stays > 0, so
     logs are defined; a log's curvature changes by < 2× over [f₀, f₀ + 2h], so it passes the

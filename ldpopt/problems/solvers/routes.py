@@ -557,7 +557,7 @@ def first_unit(problem) -> float:
     return problem.scale
 
 
-def unit_name(problem, unit: float) -> str:
+def unit_name(unit: float) -> str:
     """How ``Solution.attempts`` and the messages name a Clarabel attempt at ``unit`` that is the
     chain's retry in the other unit."""
     return CLARABEL_UNITS_NAME if unit == CLARABEL_UNITS else CLARABEL_OWN_UNIT_NAME
@@ -612,7 +612,7 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
                 sol = cvxpy_attempt(solved, name, ctx, not explicit and name == "SCS", cap, retry, judge=problem)
                 if kind == "units":
                     before = "your objective's units" if first == CLARABEL_UNITS else "ldpopt's unit"
-                    sol.message += (f" | {unit_name(problem, unit)} (" + (
+                    sol.message += (f" | {unit_name(unit)} (" + (
                         "the solver's variable f itself" if unit == CLARABEL_UNITS else
                         f"the solver's variable f/{unit:.3g}, the objective times K = {solved.multiplier:.3g}")
                                     + "), after "
@@ -644,7 +644,7 @@ def _chain_run(problem, ctx: SolveContext, solver, chain: tuple) -> Solution:
                               else f"ldpopt's check: {sol.checks.summary()}"))
         clock.note(sol.solver, sol.iterations, status=sol.status,
                    **({"violation": sol.checks.max_violation} if sol.checks is not None else {}))
-        named = unit_name(problem, unit) if kind == "units" else CLARABEL_RETRY_NAME if kind == "retry" else None
+        named = unit_name(unit) if kind == "units" else CLARABEL_RETRY_NAME if kind == "retry" else None
         record = _attempt(sol)  # (after the messages above), with what a cvxpy attempt's own record adds
         record.update({k: v for own in sol.attempts[:1] for k, v in own.items() if k not in record})
         attempts.append({**record, **({"solver": named} if named is not None else {})})
