@@ -8,6 +8,7 @@ at least 100 fresh families per run and size, the worst ratio first.
     python benchmarks/bench_random_families.py --seeds 1021,1029 --d 100  # those families only
     python benchmarks/bench_random_families.py --cone-form psd       # the constraints written as a cone
     python benchmarks/bench_random_families.py --multiplier auto --seed 1000 --d 100  # the callable's K measured
+    python benchmarks/bench_random_families.py --rerender --name random_families_d100  # its summary again, nothing run
 
 Families: ``tests/problem_strategies.py``'s :func:`draw_family` (objective = CLS, a linear objective,
 maximum entropy or KL to the prior, plus up to two convex atoms of an affine argument of f composed up
