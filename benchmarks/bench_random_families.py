@@ -166,7 +166,6 @@ def measure(fam, call_limit: float, rounds: int = 1, scale: float | None = None,
         row["best_plain"] = {"name": best, "cpu_s": valid[best]["cpu_s"]}
         if ld["f"] is not None and np.all(np.isfinite(ld["f"])):  # a ratio only for an answer with a point
             row["ratio"] = valid[best]["cpu_s"] / ldr["cpu_s"]
-    row["tight_call_counted"] = tight_call_counted(row)
     if ok_ref and ld["status"] == "optimal":
         d, g = ldr["dist_ref"], ldr["obj_gap"]
         row["ldpopt_wrong"] = bool(d is not None and d > 1e-5 and (g is None or g > 1e-5))
@@ -329,7 +328,7 @@ def run(quick: bool = False, **opts) -> dict:
     return {"rows": rows, "summary": summ}
 
 
-def _own_ratio(t: dict | None, f, with_ratio: int) -> str:
+def _own_ratio(t: dict | None, f) -> str:
     """The reference call's own ratio (:func:`summary`'s ``tight_call``) as one table cell."""
     if not t or not t["families"]:
         return "-"
@@ -346,7 +345,7 @@ def rerender(name: str, out: Path) -> dict:
     path = out / f"{name}.json"
     doc = json.loads(path.read_text())
     for row in doc["rows"]:
-        row["tight_call_counted"] = tight_call_counted(row)
+        row.pop("tight_call_counted", None)  # written by an earlier version: derived from the row, not kept
     doc["summary"] = summary(doc["rows"])
     path.write_text(json.dumps(doc, indent=1) + "\n")
     seeds = sorted({r["seed"] for r in doc["rows"]})
@@ -373,7 +372,7 @@ def table(summ: dict, path: Path, seeds: str, rows: list[dict] | None = None) ->
         lines.append(f"| {d} | {s['families']} | {s['with_ratio']} | {f(s['worst'])} | {f(s['median'])} | "
                      f"{f(s['below_0.8'])} | {s['ldpopt_not_optimal']} | {s['ldpopt_raised']} | {s['ldpopt_wrong']} | "
                      f"{f(s.get('median_against_tight'))} | {f(s.get('clarabel_defaults_over_tight'))} | "
-                     f"{_own_ratio(s.get('tight_call'), f, s['with_ratio'])} |")
+                     f"{_own_ratio(s.get('tight_call'), f)} |")
     for d, s in summ.items():
         lines += ["", f"Five worst at d = {d}:", "", "| seed | ratio | ldpopt status | route | best plain | family |",
                   "|---|---|---|---|---|---|"]

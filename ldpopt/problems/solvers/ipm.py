@@ -398,8 +398,10 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
         return out
 
     k_low = 0 if L0 is None else L0.shape[0]
-    if k_low:  # φ = J/m over x = f/s_f: L's rows scaled alike, constant (a quadratic form's A)
-        C = sp.vstack([C, sp.csr_array(L0) * (s_f / np.sqrt(m))]).tocsr()
+    # φ = J/m over x = f/s_f: L's rows scaled alike, constant (a quadratic form's A)
+    L_s = None if L0 is None else sp.csr_array(L0) * (s_f / np.sqrt(m))
+    if k_low:
+        C = sp.vstack([C, L_s]).tocsr()
     if k_neg:  # N's rows, dense: their d entries each placed once, the values written at each iterate
         C = sp.vstack([C, sp.csr_array(np.ones((k_neg, d)))]).tocsr()
         neg_data = slice(C.nnz - k_neg * d, C.nnz)
@@ -430,7 +432,6 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
     message = f"no KKT certificate after {max_iter} iterations"
     k, waited, stuck_tried = 0, 0, False  # waited: gated iterations since the last check (CHECK_WAIT)
     polished, at_floor, stepped = False, 0, False  # the active-set step tried / gave the point; iterations at the floor
-    L_s = None if L0 is None else sp.csr_array(L0) * (s_f / np.sqrt(m))
     mu_prev = np.inf  # μ at the iteration before (STUCK_FALL)
     g_next = None  # ∇φ at the accepted trial point, which is the next x: evaluated once, not twice
     for k in range(1, max_iter + 1):
@@ -510,7 +511,7 @@ def _solve(problem, terms, converged, max_iter, compiled, start, ctx):
             H = hessian(x)
         D = z / s
         if k_neg:  # N at this iterate, scaled as L (φ = J/m over x = f/s_f), into C and Cᵀ (dense)
-            N = np.asarray(negative(x * s_f), float) * (s_f / np.sqrt(m))
+            N = neg_rows(x)
             C.data[neg_data] = N.ravel()
             CT_dense[:, C.shape[0] - k_neg:] = N.T
             CT = CT_dense
